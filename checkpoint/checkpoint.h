@@ -1,0 +1,88 @@
+// The checkpoint document, schema version 1 (see docs/checkpoint-format.md).
+//
+// Plain value types; no behaviour beyond enum <-> string. Timestamps are milliseconds since the
+// Unix epoch (UTC) and are written as RFC 3339 strings with millisecond precision.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentckpt {
+
+inline constexpr int kSchemaVersion = 1;
+
+enum class TaskPhase { kGathering, kPlanning, kExecuting, kReviewing };
+enum class TriggerReason { kPeriodic, kPreCompaction, kTaskPhaseChange, kManual, kPreShutdown };
+
+std::string_view TaskPhaseName(TaskPhase phase);                   // "gathering", ...
+std::optional<TaskPhase> ParseTaskPhase(std::string_view name);     // nullopt if unknown
+std::string_view TriggerReasonName(TriggerReason reason);          // "pre_compaction", ...
+std::optional<TriggerReason> ParseTriggerReason(std::string_view name);
+
+struct ActiveTask {
+  std::string task_id;
+  std::string title;
+  TaskPhase phase = TaskPhase::kGathering;
+  int progress = 0;  // 0-100
+  int64_t started_at_ms = 0;
+  bool operator==(const ActiveTask&) const = default;
+};
+
+struct ToolCallEntry {
+  std::string tool_name;
+  int64_t timestamp_ms = 0;
+  std::string input_summary;   // at most 200 characters
+  std::string output_summary;  // at most 500 characters
+  int64_t duration_ms = 0;
+  bool success = true;
+  bool operator==(const ToolCallEntry&) const = default;
+};
+
+struct ContextSummary {
+  std::string system_prompt_hash;  // SHA-256 hex of the system prompt (identity), or empty
+  std::string gathering_results;
+  std::vector<std::string> plan_outline;
+  int64_t completed_steps = 0;
+  std::string draft_content;
+  std::vector<ToolCallEntry> tool_call_log;  // oldest first, newest 50 kept
+  bool operator==(const ContextSummary&) const = default;
+};
+
+struct NatsPosition {
+  std::string stream_name;
+  std::string consumer_name;
+  uint64_t last_acked_sequence = 0;    // the durable consumer's ack floor (stream sequence)
+  uint64_t pending_message_count = 0;  // num_pending at checkpoint time
+  bool operator==(const NatsPosition&) const = default;
+};
+
+struct Workspace {
+  std::vector<std::string> modified_files;
+  bool uncommitted_changes = false;
+  std::string last_commit_hash;
+  std::string branch_name;
+  bool operator==(const Workspace&) const = default;
+};
+
+struct Checkpoint {
+  int schema_version = kSchemaVersion;
+  std::string checkpoint_id;  // UUID v4
+  std::string agent_id;
+  int64_t timestamp_ms = 0;
+  int64_t sequence_number = 0;  // >= 1, strictly increasing per agent
+  std::optional<ActiveTask> active_task;
+  ContextSummary context_summary;
+  std::optional<NatsPosition> nats_position;  // null when no JetStream consumer is configured
+  std::optional<Workspace> workspace;         // null when no workspace is configured
+  TriggerReason trigger_reason = TriggerReason::kPeriodic;
+  int64_t size_bytes = 0;
+  int ttl_days = 7;
+  int64_t expire_at_ms = 0;     // timestamp + ttlDays
+  std::string content_sha256;   // integrity hash; empty until sealed
+  bool operator==(const Checkpoint&) const = default;
+};
+
+}  // namespace agentckpt

@@ -1,0 +1,194 @@
+// Normalization (the schema's cutting rules) and validation of checkpoint documents.
+#include <string>
+
+#include "checkpoint/checkpoint_json.h"
+#include "checkpoint/limits.h"
+#include "common/ids.h"
+#include "common/sha256.h"
+#include "common/utf8.h"
+
+namespace agentckpt {
+namespace {
+
+constexpr int64_t kMillisPerDay = 86400000;
+
+Status Bad(const std::string& path, const std::string& reason) {
+  return InvalidArgumentError(path + ": " + reason);
+}
+
+Status CheckText(const std::string& s, const std::string& path, size_t max_chars,
+                 bool allow_empty) {
+  if (!IsValidUtf8(s)) return Bad(path, "not valid UTF-8");
+  if (!allow_empty && s.empty()) return Bad(path, "must not be empty");
+  size_t n = Utf8Length(s);
+  if (n > max_chars) {
+    return Bad(path, "longer than " + std::to_string(max_chars) + " characters (" +
+                         std::to_string(n) + ")");
+  }
+  return OkStatus();
+}
+
+bool IsHex(const std::string& s) {
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+std::string Cut(const std::string& s, size_t max_chars) {
+  return std::string(Utf8TruncateChars(s, max_chars));
+}
+
+// The last `max_chars` characters of `s`.
+std::string Tail(const std::string& s, size_t max_chars) {
+  size_t n = Utf8Length(s);
+  if (n <= max_chars) return s;
+  size_t skip = n - max_chars;
+  size_t i = 0;
+  for (; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xc0) != 0x80) {
+      if (skip == 0) break;
+      --skip;
+    }
+  }
+  return s.substr(i);
+}
+
+}  // namespace
+
+ToolCallEntry NormalizeToolCallEntry(ToolCallEntry e) {
+  e.input_summary = Cut(Utf8Sanitize(e.input_summary), limits::kToolInputSummaryChars);
+  e.output_summary = Cut(Utf8Sanitize(e.output_summary), limits::kToolOutputSummaryChars);
+  return e;
+}
+
+void NormalizeContextSummary(ContextSummary* c) {
+  auto& log = c->tool_call_log;
+  if (log.size() > limits::kToolCallLogEntries) {
+    log.erase(log.begin(), log.end() - static_cast<long>(limits::kToolCallLogEntries));
+  }
+  for (auto& e : log) e = NormalizeToolCallEntry(std::move(e));
+  c->gathering_results = Cut(Utf8Sanitize(c->gathering_results), limits::kGatheringResultsChars);
+  c->draft_content = Tail(Utf8Sanitize(c->draft_content), limits::kDraftContentChars);
+  for (auto& item : c->plan_outline) item = Cut(Utf8Sanitize(item), limits::kPlanItemChars);
+}
+
+Status ValidateActiveTask(const ActiveTask& t, const std::string& path) {
+  if (auto s = CheckText(t.task_id, path + ".taskId", limits::kShortTextChars, false); !s.ok()) {
+    return s;
+  }
+  if (auto s = CheckText(t.title, path + ".title", limits::kShortTextChars, true); !s.ok()) {
+    return s;
+  }
+  if (t.progress < 0 || t.progress > 100) {
+    return Bad(path + ".progress", "must be between 0 and 100, got " + std::to_string(t.progress));
+  }
+  return OkStatus();
+}
+
+Status ValidateContextSummary(const ContextSummary& c, const std::string& path) {
+  if (!c.system_prompt_hash.empty() && !IsSha256Hex(c.system_prompt_hash)) {
+    return Bad(path + ".systemPromptHash", "expected 64 lower-case hex characters or empty");
+  }
+  if (auto s = CheckText(c.gathering_results, path + ".gatheringResults",
+                         limits::kGatheringResultsChars, true);
+      !s.ok()) {
+    return s;
+  }
+  if (c.plan_outline.size() > limits::kPlanOutlineItems) {
+    return Bad(path + ".planOutline",
+               "more than " + std::to_string(limits::kPlanOutlineItems) + " items");
+  }
+  for (size_t i = 0; i < c.plan_outline.size(); ++i) {
+    auto s = CheckText(c.plan_outline[i], path + ".planOutline[" + std::to_string(i) + "]",
+                       limits::kPlanItemChars, true);
+    if (!s.ok()) return s;
+  }
+  if (c.completed_steps < 0) return Bad(path + ".completedSteps", "must not be negative");
+  if (auto s = CheckText(c.draft_content, path + ".draftContent", limits::kDraftContentChars, true);
+      !s.ok()) {
+    return s;
+  }
+  if (c.tool_call_log.size() > limits::kToolCallLogEntries) {
+    return Bad(path + ".toolCallLog",
+               "more than " + std::to_string(limits::kToolCallLogEntries) + " entries");
+  }
+  for (size_t i = 0; i < c.tool_call_log.size(); ++i) {
+    const auto& e = c.tool_call_log[i];
+    std::string p = path + ".toolCallLog[" + std::to_string(i) + "]";
+    if (auto s = CheckText(e.tool_name, p + ".toolName", limits::kToolNameChars, false); !s.ok()) {
+      return s;
+    }
+    if (auto s = CheckText(e.input_summary, p + ".inputSummary", limits::kToolInputSummaryChars,
+                           true);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = CheckText(e.output_summary, p + ".outputSummary",
+                           limits::kToolOutputSummaryChars, true);
+        !s.ok()) {
+      return s;
+    }
+    if (e.duration_ms < 0) return Bad(p + ".durationMs", "must not be negative");
+  }
+  return OkStatus();
+}
+
+Status ValidateWorkspace(const Workspace& w, const std::string& path) {
+  if (w.modified_files.size() > limits::kModifiedFiles) {
+    return Bad(path + ".modifiedFiles",
+               "more than " + std::to_string(limits::kModifiedFiles) + " entries");
+  }
+  for (size_t i = 0; i < w.modified_files.size(); ++i) {
+    auto s = CheckText(w.modified_files[i], path + ".modifiedFiles[" + std::to_string(i) + "]",
+                       4096, false);
+    if (!s.ok()) return s;
+  }
+  if (!w.last_commit_hash.empty() &&
+      !((w.last_commit_hash.size() == 40 || w.last_commit_hash.size() == 64) &&
+        IsHex(w.last_commit_hash))) {
+    return Bad(path + ".lastCommitHash", "expected a 40- or 64-character lower-case hex id");
+  }
+  return CheckText(w.branch_name, path + ".branchName", limits::kShortTextChars, true);
+}
+
+Status ValidateCheckpoint(const Checkpoint& cp) {
+  if (cp.schema_version != kSchemaVersion) {
+    return Bad("schemaVersion", "must be " + std::to_string(kSchemaVersion));
+  }
+  if (!IsUuidV4(cp.checkpoint_id)) return Bad("checkpointId", "expected a UUID v4");
+  if (auto s = ValidateAgentId(cp.agent_id); !s.ok()) return Bad("agentId", s.message());
+  if (cp.sequence_number < 1) return Bad("sequenceNumber", "must be at least 1");
+  if (cp.active_task) {
+    if (auto s = ValidateActiveTask(*cp.active_task, "activeTask"); !s.ok()) return s;
+  }
+  if (auto s = ValidateContextSummary(cp.context_summary, "contextSummary"); !s.ok()) return s;
+  if (cp.nats_position) {
+    if (auto s = CheckText(cp.nats_position->stream_name, "natsPosition.streamName",
+                           limits::kShortTextChars, false);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = CheckText(cp.nats_position->consumer_name, "natsPosition.consumerName",
+                           limits::kShortTextChars, false);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (cp.workspace) {
+    if (auto s = ValidateWorkspace(*cp.workspace, "workspace"); !s.ok()) return s;
+  }
+  if (cp.ttl_days < 1 || cp.ttl_days > limits::kMaxTtlDays) {
+    return Bad("ttlDays", "must be between 1 and " + std::to_string(limits::kMaxTtlDays));
+  }
+  if (cp.expire_at_ms != cp.timestamp_ms + cp.ttl_days * kMillisPerDay) {
+    return Bad("expireAt", "must equal timestamp + ttlDays");
+  }
+  if (cp.size_bytes < 0) return Bad("sizeBytes", "must not be negative");
+  if (!cp.content_sha256.empty() && !IsSha256Hex(cp.content_sha256)) {
+    return Bad("contentSha256", "expected 64 lower-case hex characters");
+  }
+  return OkStatus();
+}
+
+}  // namespace agentckpt

@@ -1,0 +1,111 @@
+// CheckpointStore: where sealed checkpoints live. Implementations: SqliteStore (embedded, the
+// default) and FirestoreStore (Cloud Firestore REST v1). One parameterised test suite
+// (tests/store/) holds every implementation to this contract.
+//
+// Thread-safety: every method may be called from any thread; implementations serialise
+// internally. Errors (see common/status.h):
+//   kAlreadyExists   Put at an (agentId, sequenceNumber) or checkpointId that exists: another
+//                    writer got there first. Never retried, never overwritten.
+//   kNotFound        no such checkpoint / no checkpoint at all for the agent.
+//   kDataLoss        a stored checkpoint is corrupted (only from Get*, never from LatestVerified,
+//                    which skips and reports).
+//   kUnavailable     the store cannot be reached or is busy: retry.
+//   kInvalidArgument bad arguments (e.g. a bad agent id, keep < 1).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/canonical.h"
+#include "checkpoint/checkpoint.h"
+#include "common/status.h"
+
+namespace agentckpt {
+
+// One row of a listing: what identifies a checkpoint without opening it.
+struct CheckpointInfo {
+  std::string checkpoint_id;
+  std::string agent_id;
+  int64_t sequence_number = 0;
+  int64_t timestamp_ms = 0;
+  TriggerReason trigger_reason = TriggerReason::kPeriodic;
+  int64_t size_bytes = 0;
+  int64_t expire_at_ms = 0;
+  std::string content_sha256;
+};
+
+// A checkpoint that LatestVerified passed over, and why.
+struct SkippedCheckpoint {
+  std::string checkpoint_id;  // may be empty if the row was too damaged to tell
+  int64_t sequence_number = 0;
+  std::string reason;         // e.g. "DATA_LOSS: contentSha256 mismatch ..."
+};
+
+struct LatestVerified {
+  Checkpoint checkpoint;                  // the newest checkpoint that verifies
+  std::vector<SkippedCheckpoint> skipped; // newer ones that did not, newest first
+};
+
+struct PutOptions {
+  int keep = 48;  // retention: after the put, keep only the newest `keep` checkpoints of the agent
+};
+
+struct PutResult {
+  int pruned = 0;  // checkpoints deleted by retention in the same transaction/commit
+};
+
+// The per-agent record kept beside the checkpoints (agents/{agentId} in Firestore).
+struct AgentRecord {
+  std::string agent_id;
+  std::string status;             // "active", "recovering", "stopped", ...
+  int64_t updated_at_ms = 0;
+  int64_t last_sequence = 0;      // highest sequence number ever written (never goes down)
+};
+
+class CheckpointStore {
+ public:
+  virtual ~CheckpointStore() = default;
+
+  // Stores `cp` if nothing exists at (agentId, sequenceNumber) and no checkpoint has its id, then
+  // prunes the agent's checkpoints to the newest `opts.keep`, atomically: either the checkpoint
+  // and the pruning are durable when this returns OK, or nothing changed. Also raises the
+  // agent's last_sequence. kAlreadyExists on a conflict.
+  virtual StatusOr<PutResult> Put(const SealedCheckpoint& cp, const PutOptions& opts) = 0;
+
+  // The newest checkpoint of `agent_id` (by sequenceNumber) whose hash verifies and which
+  // decodes; corrupted newer ones are skipped and reported. kNotFound if the agent has no
+  // checkpoint that verifies (the skipped list is then lost; use List to inspect).
+  virtual StatusOr<LatestVerified> GetLatestVerified(const std::string& agent_id) = 0;
+
+  // A checkpoint by id or by sequence number, verified. kNotFound, kDataLoss.
+  virtual StatusOr<Checkpoint> GetById(const std::string& agent_id,
+                                       const std::string& checkpoint_id) = 0;
+  virtual StatusOr<Checkpoint> GetBySequence(const std::string& agent_id, int64_t sequence) = 0;
+
+  // Up to `limit` checkpoints of the agent, newest first, without verifying them.
+  virtual StatusOr<std::vector<CheckpointInfo>> List(const std::string& agent_id, int limit) = 0;
+
+  // Deletes all but the newest `keep` checkpoints of the agent; returns how many were deleted.
+  virtual StatusOr<int> Prune(const std::string& agent_id, int keep) = 0;
+
+  // Deletes every checkpoint (of any agent) whose expireAt is at or before `now_ms`.
+  virtual StatusOr<int> DeleteExpired(int64_t now_ms) = 0;
+
+  // The agent's record; a default record (status "", last_sequence 0) if it has none.
+  virtual StatusOr<AgentRecord> GetAgent(const std::string& agent_id) = 0;
+  // Sets the agent's status (e.g. "recovering", "active"); keeps last_sequence.
+  virtual Status SetAgentStatus(const std::string& agent_id, const std::string& status,
+                                int64_t now_ms) = 0;
+
+  // Cheap reachability check for readiness probes.
+  virtual Status Ping() = 0;
+};
+
+// Opens the store named by `url`: "sqlite:///abs/path.db", "sqlite://relative/path.db", or
+// "firestore://projects/P/databases/D" (when built in). kInvalidArgument for an unknown scheme.
+StatusOr<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& url);
+
+}  // namespace agentckpt
