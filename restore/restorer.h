@@ -1,0 +1,87 @@
+// Restorer: turns the latest verified checkpoint plus the JetStream messages since into a
+// restoration prompt, in four timed phases (load, replay, prompt, resume). See DESIGN.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/env.h"
+#include "common/status.h"
+#include "replay/replay_source.h"
+#include "store/checkpoint_store.h"
+
+namespace agentckpt {
+
+struct RestoreOptions {
+  int64_t stale_after_ms = 900'000;  // CKPT_STALE_AFTER_S
+  size_t replay_max = 50;            // CKPT_REPLAY_MAX
+  size_t replay_body_max_bytes = 2048;
+  size_t prompt_max_tokens = 4000;   // CKPT_PROMPT_MAX_TOKENS
+  std::string workspace_dir;         // WORKSPACE_DIR; empty: no workspace handling
+  // Dry run (agentckpt restore --dry-run): no status write, no stash, no events published.
+  bool dry_run = false;
+};
+
+struct PhaseTimings {
+  double load_ms = 0, replay_ms = 0, prompt_ms = 0, resume_ms = 0, total_ms = 0;
+};
+
+struct RestoreResult {
+  bool cold_start = false;            // no checkpoint at all for the agent
+  std::string checkpoint_id;
+  int64_t sequence_number = 0;
+  int64_t checkpoint_timestamp_ms = 0;
+  bool stale = false;
+  std::vector<SkippedCheckpoint> skipped;  // corrupted newer checkpoints passed over
+  uint64_t handled = 0, pending = 0, replayed = 0, truncated = 0;
+  std::string replay_error;           // non-empty if replay could not run (prompt says so)
+  bool workspace_stashed = false;
+  std::string stash_message;
+  size_t prompt_tokens = 0;
+  std::string prompt;
+  PhaseTimings timings;
+  // The checkpoint.restored event payload (DESIGN.md / issue: checkpointId, sequenceNumber,
+  // stale, skippedCorrupt, handled, pending, replayed, truncated, promptTokens, phase timings,
+  // totalMs, coldStart).
+  nlohmann::json EventJson() const;
+};
+
+// Where the Restorer announces status and results (NATS in the sidecar). Implementations must
+// not throw; failures to publish are logged by them, not fatal to a restore.
+class RestoreEvents {
+ public:
+  virtual ~RestoreEvents() = default;
+  // agent.{id}.status with {"agentId","status","at"}; status is "recovering" or "active".
+  virtual void PublishStatus(const std::string& agent_id, const std::string& status) = 0;
+  // agent.{id}.checkpoint.restored with result.EventJson().
+  virtual void PublishRestored(const std::string& agent_id, const RestoreResult& result) = 0;
+  // agent.{id}.checkpoint.failed with {"operation":"restore","reason"}.
+  virtual void PublishFailed(const std::string& agent_id, const Status& status) = 0;
+};
+
+class Restorer {
+ public:
+  // Pointers are borrowed and must outlive the Restorer. `replay` may be null (no JetStream
+  // configured: the replay phase is skipped and the prompt says so).
+  Restorer(Env* env, CheckpointStore* store, ReplaySource* replay, RestoreEvents* events,
+           RestoreOptions options);
+
+  // Runs a restore for `agent_id`: marks the agent "recovering" (store + event), loads, replays,
+  // builds the prompt, stashes a conflicting workspace, publishes checkpoint.restored and marks
+  // the agent "active". A cold start (no checkpoint) is an OK result with cold_start = true.
+  // Errors: kUnavailable if the store cannot be read (a failed event is published).
+  // Thread-safe: concurrent calls are serialised.
+  StatusOr<RestoreResult> Run(const std::string& agent_id);
+
+ private:
+  Env* env_;
+  CheckpointStore* store_;
+  ReplaySource* replay_;
+  RestoreEvents* events_;
+  RestoreOptions options_;
+};
+
+}  // namespace agentckpt
