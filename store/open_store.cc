@@ -1,1 +1,22 @@
+#include <string>
 
+#include "store/checkpoint_store.h"
+#include "store/sqlite_store.h"
+
+namespace agentckpt {
+
+StatusOr<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& url) {
+  const std::string sqlite_prefix = "sqlite://";
+  if (url.rfind(sqlite_prefix, 0) == 0) {
+    std::string path = url.substr(sqlite_prefix.size());
+    if (path.empty()) return InvalidArgumentError("CKPT_STORE: sqlite:// needs a file path");
+    auto store = SqliteStore::Open(path);
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<CheckpointStore>(std::move(store).value());
+  }
+  // Further schemes are added here (firestore://projects/P/databases/D).
+  return InvalidArgumentError("CKPT_STORE: unknown store URL \"" + url +
+                              "\" (expected sqlite:///path/to/file.db)");
+}
+
+}  // namespace agentckpt

@@ -1,0 +1,267 @@
+#include "sidecar/config.h"
+
+#include <sys/stat.h>
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+#include "common/ids.h"
+
+namespace agentckpt {
+namespace {
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool IsReadableFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+class Resolver {
+ public:
+  Resolver(const std::map<std::string, std::string>& flags, const EnvLookup& env)
+      : flags_(flags), env_(env) {}
+
+  // The raw value of a setting, flag first; nullopt when neither is set.
+  std::optional<std::string> Raw(const SettingSpec& spec) const {
+    auto it = flags_.find(spec.flag);
+    if (it != flags_.end()) return it->second;
+    auto v = env_(spec.env);
+    if (v && !v->empty()) return v;
+    return std::nullopt;
+  }
+
+  Status String(const std::string& flag, std::string* out) const {
+    const SettingSpec& spec = Spec(flag);
+    auto v = Raw(spec);
+    if (v) *out = *v;
+    return OkStatus();
+  }
+
+  Status Int(const std::string& flag, int64_t lo, int64_t hi, int64_t* out) const {
+    const SettingSpec& spec = Spec(flag);
+    auto v = Raw(spec);
+    if (!v) return OkStatus();
+    int64_t parsed = 0;
+    const char* end = v->data() + v->size();
+    auto [ptr, ec] = std::from_chars(v->data(), end, parsed);
+    if (ec != std::errc() || ptr != end || parsed < lo || parsed > hi) {
+      return InvalidArgumentError(spec.env + " (--" + spec.flag + "): expected an integer from " +
+                                  std::to_string(lo) + " to " + std::to_string(hi) + ", got \"" +
+                                  *v + "\"");
+    }
+    *out = parsed;
+    return OkStatus();
+  }
+
+  Status Int32(const std::string& flag, int64_t lo, int64_t hi, int* out) const {
+    int64_t v = *out;
+    Status s = Int(flag, lo, hi, &v);
+    *out = static_cast<int>(v);
+    return s;
+  }
+
+  Status Bool(const std::string& flag, bool* out) const {
+    const SettingSpec& spec = Spec(flag);
+    auto v = Raw(spec);
+    if (!v) return OkStatus();
+    if (*v == "true" || *v == "1" || *v == "yes") {
+      *out = true;
+    } else if (*v == "false" || *v == "0" || *v == "no") {
+      *out = false;
+    } else {
+      return InvalidArgumentError(spec.env + " (--" + spec.flag +
+                                  "): expected true or false, got \"" + *v + "\"");
+    }
+    return OkStatus();
+  }
+
+  static Status Bad(const std::string& flag, const std::string& why) {
+    const SettingSpec& spec = Spec(flag);
+    return InvalidArgumentError(spec.env + " (--" + spec.flag + "): " + why);
+  }
+
+  static const SettingSpec& Spec(const std::string& flag) {
+    for (const SettingSpec& s : SettingSpecs()) {
+      if (s.flag == flag) return s;
+    }
+    std::abort();  // a setting name not in the table is a programming error
+  }
+
+ private:
+  const std::map<std::string, std::string>& flags_;
+  const EnvLookup& env_;
+};
+
+Status ParseHttpAddr(const std::string& addr, SidecarConfig* cfg) {
+  size_t colon = addr.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Resolver::Bad("http-addr", "expected HOST:PORT, got \"" + addr + "\"");
+  }
+  std::string host = addr.substr(0, colon);
+  std::string port = addr.substr(colon + 1);
+  int p = 0;
+  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (ec != std::errc() || ptr != port.data() + port.size() || p < 1 || p > 65535) {
+    return Resolver::Bad("http-addr", "port must be 1-65535, got \"" + port + "\"");
+  }
+  for (char c : host) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' ||
+              c == '[' || c == ']';
+    if (!ok) return Resolver::Bad("http-addr", "bad host \"" + host + "\"");
+  }
+  cfg->http_host = host;
+  cfg->http_port = p;
+  return OkStatus();
+}
+
+Status CheckFile(const std::string& flag, const std::string& path) {
+  if (!path.empty() && !IsReadableFile(path)) {
+    return Resolver::Bad(flag, "no readable file at \"" + path + "\"");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+const std::vector<SettingSpec>& SettingSpecs() {
+  static const std::vector<SettingSpec> specs = {
+      {"agent-id", "AGENT_ID", "", "the agent's id (1-128 of [A-Za-z0-9_-]); required"},
+      {"nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server URL(s), comma-separated"},
+      {"store", "CKPT_STORE", "sqlite://agentckpt-data/{AGENT_ID}.db",
+       "checkpoint store URL: sqlite:///abs/path.db, sqlite://rel/path.db or "
+       "firestore://projects/P/databases/D"},
+      {"http-addr", "CKPT_HTTP_ADDR", "127.0.0.1:8787", "HOST:PORT of the local HTTP API"},
+      {"period-s", "CKPT_PERIOD_S", "300", "seconds between periodic checkpoints (1-86400)"},
+      {"keep", "CKPT_KEEP", "48", "checkpoints kept per agent (1-10000)"},
+      {"ttl-days", "CKPT_TTL_DAYS", "7", "days until a checkpoint expires (1-3650)"},
+      {"js-stream", "JS_STREAM", "", "the agent's JetStream inbox stream (with JS_CONSUMER)"},
+      {"js-consumer", "JS_CONSUMER", "", "the agent's durable consumer on JS_STREAM"},
+      {"workspace-dir", "WORKSPACE_DIR", "", "the agent's git working tree (optional)"},
+      {"nats-creds", "NATS_CREDS", "", "NATS user credentials file (JWT + seed)"},
+      {"nats-nkey-seed", "NATS_NKEY_SEED", "", "file holding the NATS user NKey seed"},
+      {"nats-nkey", "NATS_NKEY", "", "the NATS user NKey public key (with NATS_NKEY_SEED)"},
+      {"nats-user", "NATS_USER", "", "NATS user name (with NATS_PASSWORD)"},
+      {"nats-password", "NATS_PASSWORD", "", "NATS password (with NATS_USER)"},
+      {"nats-tls-ca", "NATS_TLS_CA", "", "CA certificate file for the NATS server's TLS"},
+      {"nats-tls-cert", "NATS_TLS_CERT", "", "client certificate file (with NATS_TLS_KEY)"},
+      {"nats-tls-key", "NATS_TLS_KEY", "", "client private key file (with NATS_TLS_CERT)"},
+      {"nats-reconnect-wait-ms", "CKPT_NATS_RECONNECT_WAIT_MS", "1000",
+       "wait between NATS reconnect attempts (10-60000)"},
+      {"nats-buffer-bytes", "CKPT_NATS_BUFFER_BYTES", "8388608",
+       "bytes of events buffered while NATS is down (0-1073741824)"},
+      {"stale-after-s", "CKPT_STALE_AFTER_S", "900",
+       "a checkpoint older than this is restored as stale (1-31536000)"},
+      {"replay-max", "CKPT_REPLAY_MAX", "50", "messages replayed on restore at most (0-10000)"},
+      {"prompt-max-tokens", "CKPT_PROMPT_MAX_TOKENS", "4000",
+       "restoration prompt size limit in tokens (256-200000)"},
+      {"http-body-max-bytes", "CKPT_HTTP_BODY_MAX_BYTES", "1048576",
+       "largest accepted HTTP request body (1024-67108864)"},
+      {"restore-on-start", "CKPT_RESTORE_ON_START", "true",
+       "restore at start when the store holds a checkpoint"},
+      {"log-level", "CKPT_LOG_LEVEL", "info", "debug, info, warn or error"},
+  };
+  return specs;
+}
+
+EnvLookup ProcessEnvLookup() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+}
+
+StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& flags,
+                                      const EnvLookup& env) {
+  Resolver r(flags, env);
+  SidecarConfig c;
+  for (const auto& [flag, value] : flags) {
+    bool known = false;
+    for (const SettingSpec& s : SettingSpecs()) known = known || s.flag == flag;
+    if (!known) return InvalidArgumentError("--" + flag + ": unknown setting");
+  }
+  RETURN_IF_ERROR(r.String("agent-id", &c.agent_id));
+  if (c.agent_id.empty()) return Resolver::Bad("agent-id", "required");
+  if (Status s = ValidateAgentId(c.agent_id); !s.ok()) {
+    return Resolver::Bad("agent-id", s.message());
+  }
+  RETURN_IF_ERROR(r.String("nats-url", &c.nats_url));
+  if (c.nats_url.find("://") == std::string::npos) {
+    return Resolver::Bad("nats-url", "expected a URL like nats://host:4222, got \"" +
+                                         c.nats_url + "\"");
+  }
+  c.store_url = "sqlite://agentckpt-data/" + c.agent_id + ".db";
+  RETURN_IF_ERROR(r.String("store", &c.store_url));
+  if (c.store_url.rfind("sqlite://", 0) != 0 && c.store_url.rfind("firestore://", 0) != 0) {
+    return Resolver::Bad("store", "expected sqlite://PATH or firestore://projects/P/databases/D, "
+                                  "got \"" + c.store_url + "\"");
+  }
+  if (c.store_url == "sqlite://" || c.store_url == "sqlite:///") {
+    return Resolver::Bad("store", "missing path");
+  }
+  std::string addr = "127.0.0.1:8787";
+  RETURN_IF_ERROR(r.String("http-addr", &addr));
+  RETURN_IF_ERROR(ParseHttpAddr(addr, &c));
+  RETURN_IF_ERROR(r.Int32("period-s", 1, 86400, &c.period_s));
+  RETURN_IF_ERROR(r.Int32("keep", 1, 10000, &c.keep));
+  RETURN_IF_ERROR(r.Int32("ttl-days", 1, 3650, &c.ttl_days));
+  RETURN_IF_ERROR(r.String("js-stream", &c.js_stream));
+  RETURN_IF_ERROR(r.String("js-consumer", &c.js_consumer));
+  if (c.js_stream.empty() != c.js_consumer.empty()) {
+    return Resolver::Bad(c.js_stream.empty() ? "js-stream" : "js-consumer",
+                         "JS_STREAM and JS_CONSUMER must be set together");
+  }
+  RETURN_IF_ERROR(r.String("workspace-dir", &c.workspace_dir));
+  if (!c.workspace_dir.empty() && !IsDirectory(c.workspace_dir)) {
+    return Resolver::Bad("workspace-dir", "no directory at \"" + c.workspace_dir + "\"");
+  }
+  RETURN_IF_ERROR(r.String("nats-creds", &c.nats_creds));
+  RETURN_IF_ERROR(CheckFile("nats-creds", c.nats_creds));
+  RETURN_IF_ERROR(r.String("nats-nkey-seed", &c.nats_nkey_seed));
+  RETURN_IF_ERROR(CheckFile("nats-nkey-seed", c.nats_nkey_seed));
+  RETURN_IF_ERROR(r.String("nats-nkey", &c.nats_nkey));
+  if (c.nats_nkey_seed.empty() != c.nats_nkey.empty()) {
+    return Resolver::Bad(c.nats_nkey.empty() ? "nats-nkey" : "nats-nkey-seed",
+                         "NATS_NKEY and NATS_NKEY_SEED must be set together");
+  }
+  if (!c.nats_creds.empty() && !c.nats_nkey_seed.empty()) {
+    return Resolver::Bad("nats-nkey-seed", "NATS_CREDS and NATS_NKEY_SEED are exclusive");
+  }
+  RETURN_IF_ERROR(r.String("nats-user", &c.nats_user));
+  RETURN_IF_ERROR(r.String("nats-password", &c.nats_password));
+  if (c.nats_user.empty() != c.nats_password.empty()) {
+    return Resolver::Bad(c.nats_user.empty() ? "nats-user" : "nats-password",
+                         "NATS_USER and NATS_PASSWORD must be set together");
+  }
+  RETURN_IF_ERROR(r.String("nats-tls-ca", &c.nats_tls_ca));
+  RETURN_IF_ERROR(CheckFile("nats-tls-ca", c.nats_tls_ca));
+  RETURN_IF_ERROR(r.String("nats-tls-cert", &c.nats_tls_cert));
+  RETURN_IF_ERROR(CheckFile("nats-tls-cert", c.nats_tls_cert));
+  RETURN_IF_ERROR(r.String("nats-tls-key", &c.nats_tls_key));
+  RETURN_IF_ERROR(CheckFile("nats-tls-key", c.nats_tls_key));
+  if (c.nats_tls_cert.empty() != c.nats_tls_key.empty()) {
+    return Resolver::Bad(c.nats_tls_cert.empty() ? "nats-tls-cert" : "nats-tls-key",
+                         "NATS_TLS_CERT and NATS_TLS_KEY must be set together");
+  }
+  RETURN_IF_ERROR(r.Int32("nats-reconnect-wait-ms", 10, 60000, &c.nats_reconnect_wait_ms));
+  RETURN_IF_ERROR(r.Int("nats-buffer-bytes", 0, int64_t{1} << 30, &c.nats_buffer_bytes));
+  RETURN_IF_ERROR(r.Int("stale-after-s", 1, 31536000, &c.stale_after_s));
+  RETURN_IF_ERROR(r.Int32("replay-max", 0, 10000, &c.replay_max));
+  RETURN_IF_ERROR(r.Int32("prompt-max-tokens", 256, 200000, &c.prompt_max_tokens));
+  RETURN_IF_ERROR(r.Int("http-body-max-bytes", 1024, int64_t{64} << 20, &c.http_body_max_bytes));
+  RETURN_IF_ERROR(r.Bool("restore-on-start", &c.restore_on_start));
+  RETURN_IF_ERROR(r.String("log-level", &c.log_level));
+  if (c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
+      c.log_level != "error") {
+    return Resolver::Bad("log-level", "expected debug, info, warn or error, got \"" +
+                                          c.log_level + "\"");
+  }
+  return c;
+}
+
+}  // namespace agentckpt

@@ -1,0 +1,80 @@
+// ContextState: the agent's current context as last told through the HTTP API (active task,
+// context summary, optional workspace), with a revision counter.
+//
+// Every change is a whole request applied under one lock: the new context is built and validated
+// on a copy and swapped in only when valid, so a rejected request leaves the context exactly as
+// it was, and a snapshot (taken under the same lock) is always a consistent cut between requests.
+// All methods are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/checkpoint.h"
+#include "common/status.h"
+
+namespace agentckpt {
+
+struct ContextSnapshot {
+  std::optional<ActiveTask> active_task;
+  ContextSummary summary;
+  std::optional<Workspace> workspace;
+  uint64_t revision = 0;  // 0 until the first change; +1 for each change of content
+};
+
+struct ContextUpdate {
+  uint64_t revision = 0;
+  bool changed = false;        // the content differs from before the request
+  bool phase_changed = false;  // a task is active and its (taskId, phase) differs from before
+};
+
+class ContextState {
+ public:
+  ContextState() = default;
+  ContextState(const ContextState&) = delete;
+  ContextState& operator=(const ContextState&) = delete;
+
+  // PUT /v1/context: replaces the whole context with `body`, an object with "contextSummary"
+  // (required), "activeTask" (object or null/absent) and "workspace" (object or null/absent).
+  // Summaries are cut per the schema (checkpoint/limits.h). kInvalidArgument whose message starts
+  // with the offending field's path.
+  StatusOr<ContextUpdate> Replace(const nlohmann::json& body);
+
+  // PATCH /v1/context: applies an RFC 7386 merge patch to the context's JSON form, then validates
+  // the result as Replace does. kInvalidArgument as Replace.
+  StatusOr<ContextUpdate> MergePatch(const nlohmann::json& patch);
+
+  // POST /v1/tool-calls: appends one ToolCallEntry (summaries cut to 200/500 characters); the
+  // newest 50 are kept. kInvalidArgument naming the field.
+  StatusOr<ContextUpdate> AppendToolCall(const nlohmann::json& entry);
+
+  // Sets the context from a restored checkpoint without counting it as a change (the revision
+  // stays, so no periodic checkpoint repeats what the store already holds).
+  void Seed(const Checkpoint& cp);
+
+  // A copy of the current context.
+  ContextSnapshot Snapshot() const;
+
+  // The context in its JSON form {"activeTask","contextSummary","workspace"}.
+  nlohmann::json ToJson() const;
+
+ private:
+  struct Content {
+    std::optional<ActiveTask> active_task;
+    ContextSummary summary;
+    std::optional<Workspace> workspace;
+    bool operator==(const Content&) const = default;
+  };
+  static StatusOr<Content> Decode(const nlohmann::json& body);
+  static nlohmann::json Encode(const Content& c);
+  ContextUpdate Commit(Content next);  // requires mu_
+
+  mutable std::mutex mu_;
+  Content content_;
+  uint64_t revision_ = 0;
+};
+
+}  // namespace agentckpt

@@ -1,0 +1,89 @@
+// SqliteStore: the embedded, durable CheckpointStore (the default store).
+//
+// One SQLite file in WAL mode with synchronous=FULL: when Put returns OK the checkpoint is in
+// the fsynced write-ahead log and survives a process crash or a power loss. Each Put is one
+// IMMEDIATE transaction holding the insert, the agent's sequence high-water mark and the
+// retention pruning. Statements are prepared once. Schema changes go through the
+// schema_migrations table (see docs/checkpoint-format.md, "Embedded store").
+//
+// Thread-safety: all methods are safe to call concurrently (one connection behind a mutex).
+// Several processes may open the same file (e.g. the CLI next to the sidecar); writers are
+// serialised by SQLite's lock with a busy timeout, after which kUnavailable is returned.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/env.h"
+#include "store/checkpoint_store.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace agentckpt {
+
+struct SqliteStoreOptions {
+  int busy_timeout_ms = 5000;
+  bool create_if_missing = true;
+  Env* env = nullptr;  // clock for agent status times; Env::Default() when null
+};
+
+class SqliteStore final : public CheckpointStore {
+ public:
+  // Opens (and creates, and migrates) the database at `path`; creates missing parent
+  // directories. kUnavailable if the file cannot be opened, kDataLoss if it is not a database
+  // or is corrupted, kFailedPrecondition if it was written by a newer agentckpt.
+  static StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path,
+                                                     SqliteStoreOptions options = {});
+  ~SqliteStore() override;
+
+  StatusOr<PutResult> Put(const SealedCheckpoint& cp, const PutOptions& opts) override;
+  StatusOr<LatestVerified> GetLatestVerified(const std::string& agent_id) override;
+  StatusOr<Checkpoint> GetById(const std::string& agent_id,
+                               const std::string& checkpoint_id) override;
+  StatusOr<Checkpoint> GetBySequence(const std::string& agent_id, int64_t sequence) override;
+  StatusOr<std::vector<CheckpointInfo>> List(const std::string& agent_id, int limit) override;
+  StatusOr<int> Prune(const std::string& agent_id, int keep) override;
+  StatusOr<int> DeleteExpired(int64_t now_ms) override;
+  StatusOr<AgentRecord> GetAgent(const std::string& agent_id) override;
+  Status SetAgentStatus(const std::string& agent_id, const std::string& status,
+                        int64_t now_ms) override;
+  Status Ping() override;
+
+  // Runs PRAGMA integrity_check. kDataLoss with SQLite's findings if the file is damaged.
+  Status CheckIntegrity();
+  // The schema version the file is at (the highest applied migration).
+  StatusOr<int> SchemaVersion();
+  const std::string& path() const { return path_; }
+
+ private:
+  class Stmt;
+  SqliteStore(sqlite3* db, std::string path, SqliteStoreOptions options);
+  Status Migrate();
+  Status Exec(const char* sql);
+  Status Prepare(const char* sql, sqlite3_stmt** out);
+  Status Error(const char* what, int rc) const;
+  StatusOr<int> PruneLocked(const std::string& agent_id, int keep);
+  // Reads and verifies the row at (agent, sequence). kNotFound / kDataLoss.
+  StatusOr<Checkpoint> ReadVerifiedLocked(const std::string& agent_id, int64_t sequence,
+                                          std::string* checkpoint_id);
+
+  std::mutex mu_;
+  sqlite3* db_;
+  std::string path_;
+  SqliteStoreOptions options_;
+  sqlite3_stmt* insert_ = nullptr;
+  sqlite3_stmt* last_seq_ = nullptr;
+  sqlite3_stmt* bump_agent_ = nullptr;
+  sqlite3_stmt* prune_ = nullptr;
+  sqlite3_stmt* next_older_seq_ = nullptr;
+  sqlite3_stmt* read_by_seq_ = nullptr;
+  sqlite3_stmt* seq_by_id_ = nullptr;
+  sqlite3_stmt* list_ = nullptr;
+  sqlite3_stmt* delete_expired_ = nullptr;
+  sqlite3_stmt* get_agent_ = nullptr;
+  sqlite3_stmt* set_status_ = nullptr;
+};
+
+}  // namespace agentckpt

@@ -1,0 +1,143 @@
+#include "checkpoint/canonical.h"
+
+#include <gtest/gtest.h>
+
+#include "checkpoint/checkpoint_json.h"
+#include "common/sha256.h"
+#include "tests/support/fixtures.h"
+
+namespace agentckpt {
+namespace {
+
+using testing::LoadFixtureCheckpoint;
+
+TEST(CanonicalTest, SealSetsSizeExpiryAndHash) {
+  for (const char* name : {"checkpoint-16k.json", "checkpoint-max.json"}) {
+    auto sealed = Seal(LoadFixtureCheckpoint(name));
+    ASSERT_TRUE(sealed.ok()) << sealed.status().ToString();
+    const Checkpoint& cp = sealed->doc;
+    EXPECT_EQ(cp.content_sha256, Sha256Hex(sealed->canonical));
+    EXPECT_EQ(cp.expire_at_ms, cp.timestamp_ms + 7LL * 86400000);
+    std::string full = FullDocumentJson(*sealed);
+    EXPECT_EQ(cp.size_bytes, static_cast<int64_t>(full.size())) << name;
+    EXPECT_EQ(sealed->canonical, CanonicalJson(cp));
+    EXPECT_EQ(sealed->canonical.find("contentSha256"), std::string::npos);
+  }
+}
+
+TEST(CanonicalTest, CanonicalFormIsSortedAndCompact) {
+  auto sealed = *Seal(testing::MakeCheckpoint("agent-a", 1));
+  const std::string& c = sealed.canonical;
+  EXPECT_EQ(c.find(' '), c.find("Write a post") + 5);  // the only spaces are inside strings
+  EXPECT_EQ(c.rfind("{\"activeTask\":", 0), 0u);
+  EXPECT_LT(c.find("\"agentId\""), c.find("\"checkpointId\""));
+  EXPECT_LT(c.find("\"checkpointId\""), c.find("\"contextSummary\""));
+  EXPECT_LT(c.find("\"triggerReason\""), c.find("\"ttlDays\""));
+}
+
+TEST(CanonicalTest, HashIsStableAcrossKeyOrderAndSpacing) {
+  auto sealed = *Seal(LoadFixtureCheckpoint("checkpoint-16k.json"));
+  auto j = nlohmann::json::parse(FullDocumentJson(sealed));
+  std::string pretty = j.dump(2);
+  auto verified = VerifyDocumentJson(pretty);
+  ASSERT_TRUE(verified.ok()) << verified.status().ToString();
+  EXPECT_EQ(*verified, sealed.doc);
+}
+
+// The test vector quoted in docs/checkpoint-format.md; a change here is a format change.
+Checkpoint VectorCheckpoint() {
+  Checkpoint cp;
+  cp.checkpoint_id = "7d9fd57a-0000-4000-8000-000000000003";
+  cp.agent_id = "agent-vector";
+  cp.timestamp_ms = 1793760303000;  // 2026-11-04T02:45:03.000Z
+  cp.sequence_number = 3;
+  cp.active_task = ActiveTask{"task-1", "Write a post", TaskPhase::kExecuting, 40, 1793760000000};
+  cp.context_summary.gathering_results = "14 data points gathered";
+  cp.context_summary.plan_outline = {"intro", "body", "outro"};
+  cp.context_summary.completed_steps = 1;
+  cp.context_summary.draft_content = "Draft paragraph 3";
+  cp.context_summary.tool_call_log.push_back(
+      ToolCallEntry{"read_file", 1793760200000, "posts/a.md", "42 lines", 12, true});
+  cp.ttl_days = 7;
+  return cp;
+}
+
+TEST(CanonicalTest, PinnedTestVector) {
+  auto sealed = *Seal(VectorCheckpoint());
+  EXPECT_EQ(sealed.canonical,
+            R"({"activeTask":{"phase":"executing","progress":40,"startedAt":"2026-11-04T02:40:00.000Z",)"
+            R"("taskId":"task-1","title":"Write a post"},"agentId":"agent-vector",)"
+            R"("checkpointId":"7d9fd57a-0000-4000-8000-000000000003","contextSummary":)"
+            R"({"completedSteps":1,"draftContent":"Draft paragraph 3","gatheringResults":)"
+            R"("14 data points gathered","planOutline":["intro","body","outro"],)"
+            R"("systemPromptHash":"","toolCallLog":[{"durationMs":12,"inputSummary":"posts/a.md",)"
+            R"("outputSummary":"42 lines","success":true,"timestamp":"2026-11-04T02:43:20.000Z",)"
+            R"("toolName":"read_file"}]},"expireAt":"2026-11-11T02:45:03.000Z",)"
+            R"("natsPosition":null,"schemaVersion":1,"sequenceNumber":3,"sizeBytes":843,)"
+            R"("timestamp":"2026-11-04T02:45:03.000Z","triggerReason":"periodic","ttlDays":7,)"
+            R"("workspace":null})");
+  EXPECT_EQ(sealed.doc.size_bytes, 843);
+  EXPECT_EQ(sealed.doc.content_sha256,
+            "017c8696dc9c507ec35c15cf283826228e4780d8cd618cb164a2955d5da08a5b");
+}
+
+TEST(CanonicalTest, EscapingFollowsRfc8785) {
+  auto cp = VectorCheckpoint();
+  cp.context_summary.draft_content = std::string("q\"b\\s/\x01\n\t\x7f\xC3\xA9", 12);
+  auto sealed = *Seal(cp);
+  EXPECT_NE(sealed.canonical.find(R"("draftContent":"q\"b\\s/\u0001\n\t)"
+                                  "\x7f\xC3\xA9\""),
+            std::string::npos)
+      << sealed.canonical;
+}
+
+TEST(CanonicalTest, AnySingleByteChangeIsCaught) {
+  auto sealed = *Seal(LoadFixtureCheckpoint("checkpoint-16k.json"));
+  std::string full = FullDocumentJson(sealed);
+  ASSERT_TRUE(VerifyDocumentJson(full).ok());
+  ASSERT_TRUE(OpenSealed(sealed.canonical, sealed.doc.content_sha256).ok());
+  size_t caught = 0;
+  for (size_t i = 0; i < full.size(); ++i) {
+    std::string damaged = full;
+    damaged[i] = static_cast<char>(damaged[i] ^ 0x01);
+    auto r = VerifyDocumentJson(damaged);
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << i;
+      ++caught;
+    } else {
+      ADD_FAILURE() << "byte " << i << " changed undetected: ..." << full.substr(i > 20 ? i - 20 : 0, 40);
+    }
+  }
+  EXPECT_EQ(caught, full.size());
+  for (size_t i = 0; i < sealed.canonical.size(); i += 7) {
+    std::string damaged = sealed.canonical;
+    damaged[i] = static_cast<char>(damaged[i] ^ 0x20);
+    auto r = OpenSealed(damaged, sealed.doc.content_sha256);
+    ASSERT_FALSE(r.ok()) << i;
+    EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  }
+}
+
+TEST(CanonicalTest, TruncatedOrForeignDocumentsAreDataLoss) {
+  auto sealed = *Seal(LoadFixtureCheckpoint("checkpoint-16k.json"));
+  std::string full = FullDocumentJson(sealed);
+  EXPECT_EQ(VerifyDocumentJson(full.substr(0, full.size() / 2)).status().code(),
+            StatusCode::kDataLoss);
+  EXPECT_EQ(VerifyDocumentJson("{}").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(OpenSealed("", sealed.doc.content_sha256).status().code(), StatusCode::kDataLoss);
+  // A document that hashes right but breaks the schema is corrupted too.
+  std::string bogus = "{\"schemaVersion\":1}";
+  EXPECT_EQ(OpenSealed(bogus, Sha256Hex(bogus)).status().code(), StatusCode::kDataLoss);
+}
+
+TEST(CanonicalTest, SealRejectsInvalidDocuments) {
+  auto cp = testing::MakeCheckpoint("agent-a", 1);
+  cp.checkpoint_id = "nope";
+  auto sealed = Seal(cp);
+  ASSERT_FALSE(sealed.ok());
+  EXPECT_EQ(sealed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(sealed.status().message().find("checkpointId"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace agentckpt
