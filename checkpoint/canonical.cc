@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/canonical_writer.h"
 #include "checkpoint/checkpoint_json.h"
 #include "common/sha256.h"
 
@@ -31,11 +32,10 @@ int Digits(int64_t v) {
 }  // namespace
 
 std::string CanonicalJson(const Checkpoint& cp) {
-  try {
-    return Dump(CheckpointToJsonValue(cp, /*include_hash=*/false));
-  } catch (const std::exception&) {
-    return std::string();  // only on invalid UTF-8, which validation rejects before sealing
-  }
+  std::string out;
+  out.reserve(4096);
+  internal::WriteCanonicalJson(cp, /*include_hash=*/false, &out, nullptr);
+  return out;
 }
 
 StatusOr<SealedCheckpoint> Seal(Checkpoint cp) {
@@ -44,22 +44,21 @@ StatusOr<SealedCheckpoint> Seal(Checkpoint cp) {
   cp.content_sha256.clear();
   cp.size_bytes = 0;
   if (Status s = ValidateCheckpoint(cp); !s.ok()) return s;
-  try {
-    json j = CheckpointToJsonValue(cp, /*include_hash=*/false);
-    // Length with sizeBytes = 0 is base + 1; the full document is base + digits + hash member.
-    int64_t base = static_cast<int64_t>(Dump(j).size()) - 1 + kHashMemberBytes;
-    int64_t size = base + 1;
-    while (Digits(size) != size - base) size = base + Digits(size);
-    cp.size_bytes = size;
-    j["sizeBytes"] = size;
-    SealedCheckpoint out;
-    out.canonical = Dump(j);
-    cp.content_sha256 = Sha256Hex(out.canonical);
-    out.doc = std::move(cp);
-    return out;
-  } catch (const std::exception& e) {
-    return InvalidArgumentError(std::string("document: cannot serialize: ") + e.what());
-  }
+  SealedCheckpoint out;
+  out.canonical.reserve(static_cast<size_t>(cp.context_summary.draft_content.size() +
+                                            cp.context_summary.gathering_results.size()) +
+                        cp.context_summary.tool_call_log.size() * 900 + 4096);
+  size_t size_pos = 0;
+  internal::WriteCanonicalJson(cp, /*include_hash=*/false, &out.canonical, &size_pos);
+  // The full document is the canonical form plus the hash member plus sizeBytes' own digits.
+  int64_t base = static_cast<int64_t>(out.canonical.size()) + kHashMemberBytes;
+  int64_t size = base + 1;
+  while (Digits(size) != size - base) size = base + Digits(size);
+  cp.size_bytes = size;
+  out.canonical.insert(size_pos, std::to_string(size));
+  cp.content_sha256 = Sha256Hex(out.canonical);
+  out.doc = std::move(cp);
+  return out;
 }
 
 StatusOr<Checkpoint> OpenSealed(std::string_view canonical, std::string_view sha256_hex) {
@@ -95,7 +94,10 @@ StatusOr<Checkpoint> VerifyDocumentJson(std::string_view document_json) {
 }
 
 std::string FullDocumentJson(const SealedCheckpoint& sealed) {
-  return CheckpointToJson(sealed.doc);
+  std::string out;
+  out.reserve(sealed.canonical.size() + kHashMemberBytes);
+  internal::WriteCanonicalJson(sealed.doc, /*include_hash=*/true, &out, nullptr);
+  return out;
 }
 
 }  // namespace agentckpt

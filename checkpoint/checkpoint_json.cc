@@ -19,7 +19,9 @@ json NullOr(const json& j, bool present) { return present ? j : json(nullptr); }
 
 }  // namespace
 
-StatusOr<ActiveTask> ActiveTaskFromJsonValue(const json& j, const std::string& path) {
+namespace {
+
+StatusOr<ActiveTask> DecodeActiveTask(simdjson::dom::element j, const std::string& path) {
   ObjectReader r(j, path);
   ActiveTask t;
   std::string phase;
@@ -42,7 +44,7 @@ StatusOr<ActiveTask> ActiveTaskFromJsonValue(const json& j, const std::string& p
   return t;
 }
 
-StatusOr<ToolCallEntry> ToolCallEntryFromJsonValue(const json& j, const std::string& path) {
+StatusOr<ToolCallEntry> DecodeToolCallEntry(simdjson::dom::element j, const std::string& path) {
   ObjectReader r(j, path);
   ToolCallEntry e;
   r.String("toolName", &e.tool_name);
@@ -56,7 +58,7 @@ StatusOr<ToolCallEntry> ToolCallEntryFromJsonValue(const json& j, const std::str
   return e;
 }
 
-StatusOr<ContextSummary> ContextSummaryFromJsonValue(const json& j, const std::string& path) {
+StatusOr<ContextSummary> DecodeContextSummary(simdjson::dom::element j, const std::string& path) {
   ObjectReader r(j, path);
   ContextSummary c;
   r.String("systemPromptHash", &c.system_prompt_hash);
@@ -64,21 +66,24 @@ StatusOr<ContextSummary> ContextSummaryFromJsonValue(const json& j, const std::s
   r.StringArray("planOutline", &c.plan_outline);
   r.Int("completedSteps", 0, kMaxI64, &c.completed_steps);
   r.String("draftContent", &c.draft_content);
-  const json* log = r.Member("toolCallLog", /*optional=*/false);
+  simdjson::dom::element log;
+  r.Member("toolCallLog", /*optional=*/false, &log);
   r.RejectUnknown();
   if (!r.ok()) return r.status();
   std::string log_path = r.FieldPath("toolCallLog");
-  if (!log->is_array()) return InvalidArgumentError(log_path + ": expected an array");
-  c.tool_call_log.reserve(log->size());
-  for (size_t i = 0; i < log->size(); ++i) {
-    auto e = ToolCallEntryFromJsonValue((*log)[i], log_path + "[" + std::to_string(i) + "]");
+  simdjson::dom::array entries;
+  if (log.get_array().get(entries)) return InvalidArgumentError(log_path + ": expected an array");
+  c.tool_call_log.reserve(entries.size());
+  size_t i = 0;
+  for (simdjson::dom::element entry : entries) {
+    auto e = DecodeToolCallEntry(entry, log_path + "[" + std::to_string(i++) + "]");
     if (!e.ok()) return e.status();
     c.tool_call_log.push_back(std::move(e).value());
   }
   return c;
 }
 
-StatusOr<NatsPosition> NatsPositionFromJsonValue(const json& j, const std::string& path) {
+StatusOr<NatsPosition> DecodeNatsPosition(simdjson::dom::element j, const std::string& path) {
   ObjectReader r(j, path);
   NatsPosition n;
   r.String("streamName", &n.stream_name);
@@ -90,7 +95,7 @@ StatusOr<NatsPosition> NatsPositionFromJsonValue(const json& j, const std::strin
   return n;
 }
 
-StatusOr<Workspace> WorkspaceFromJsonValue(const json& j, const std::string& path) {
+StatusOr<Workspace> DecodeWorkspace(simdjson::dom::element j, const std::string& path) {
   ObjectReader r(j, path);
   Workspace w;
   r.StringArray("modifiedFiles", &w.modified_files);
@@ -102,7 +107,7 @@ StatusOr<Workspace> WorkspaceFromJsonValue(const json& j, const std::string& pat
   return w;
 }
 
-StatusOr<Checkpoint> CheckpointFromJsonValue(const json& j) {
+StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
   ObjectReader r(j, "");
   Checkpoint cp;
   int64_t version = 0;
@@ -131,45 +136,85 @@ StatusOr<Checkpoint> CheckpointFromJsonValue(const json& j) {
   r.Int("sizeBytes", 0, kMaxI64, &cp.size_bytes);
   int64_t ttl = 0;
   if (r.Int("ttlDays", 1, limits::kMaxTtlDays, &ttl)) cp.ttl_days = static_cast<int>(ttl);
-  if (r.Member("expireAt", /*optional=*/true) != nullptr) r.Timestamp("expireAt", &cp.expire_at_ms);
-  if (const json* h = r.Member("contentSha256", /*optional=*/true); h != nullptr) {
-    if (!h->is_string()) {
-      r.Fail("contentSha256", "expected a string");
-    } else {
-      cp.content_sha256 = h->get<std::string>();
-    }
-  }
-  const json* task = r.Member("activeTask", false);
-  const json* summary = r.Member("contextSummary", false);
-  const json* nats = r.Member("natsPosition", false);
-  const json* ws = r.Member("workspace", false);
+  simdjson::dom::element member;
+  if (r.Member("expireAt", /*optional=*/true, &member)) r.Timestamp("expireAt", &cp.expire_at_ms);
+  if (r.Member("contentSha256", /*optional=*/true, &member)) r.String("contentSha256", &cp.content_sha256);
+  simdjson::dom::element task, summary, nats, ws;
+  r.Member("activeTask", false, &task);
+  r.Member("contextSummary", false, &summary);
+  r.Member("natsPosition", false, &nats);
+  r.Member("workspace", false, &ws);
   r.RejectUnknown();
   if (!r.ok()) return r.status();
-  if (!task->is_null()) {
-    auto t = ActiveTaskFromJsonValue(*task, "activeTask");
+  if (!task.is_null()) {
+    auto t = DecodeActiveTask(task, "activeTask");
     if (!t.ok()) return t.status();
     cp.active_task = std::move(t).value();
   }
-  auto c = ContextSummaryFromJsonValue(*summary, "contextSummary");
+  auto c = DecodeContextSummary(summary, "contextSummary");
   if (!c.ok()) return c.status();
   cp.context_summary = std::move(c).value();
-  if (!nats->is_null()) {
-    auto n = NatsPositionFromJsonValue(*nats, "natsPosition");
+  if (!nats.is_null()) {
+    auto n = DecodeNatsPosition(nats, "natsPosition");
     if (!n.ok()) return n.status();
     cp.nats_position = std::move(n).value();
   }
-  if (!ws->is_null()) {
-    auto w = WorkspaceFromJsonValue(*ws, "workspace");
+  if (!ws.is_null()) {
+    auto w = DecodeWorkspace(ws, "workspace");
     if (!w.ok()) return w.status();
     cp.workspace = std::move(w).value();
   }
   return cp;
 }
 
+
+}  // namespace
+
+// Public entry points: parse with simdjson, decode strictly.
 StatusOr<Checkpoint> CheckpointFromJson(std::string_view text) {
-  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgumentError("document: not valid JSON (or not UTF-8)");
-  return CheckpointFromJsonValue(j);
+  auto root = internal::ParseJson(text);
+  if (!root.ok()) return root.status();
+  return DecodeCheckpoint(*root);
+}
+
+namespace {
+
+// The nlohmann-facing decoders serialise and re-parse: they serve request bodies, not the hot
+// path, and keep a single decoder for every input.
+template <typename T, typename F>
+StatusOr<T> ViaText(const json& j, const std::string& path, F decode) {
+  std::string text;
+  try {
+    text = j.dump();
+  } catch (const std::exception& e) {
+    return InvalidArgumentError(path + ": cannot serialise: " + e.what());
+  }
+  auto root = internal::ParseJson(text);
+  if (!root.ok()) return root.status();
+  return decode(*root, path);
+}
+
+}  // namespace
+
+StatusOr<Checkpoint> CheckpointFromJsonValue(const json& j) {
+  return ViaText<Checkpoint>(j, "", [](simdjson::dom::element e, const std::string&) {
+    return DecodeCheckpoint(e);
+  });
+}
+StatusOr<ActiveTask> ActiveTaskFromJsonValue(const json& j, const std::string& path) {
+  return ViaText<ActiveTask>(j, path, DecodeActiveTask);
+}
+StatusOr<ContextSummary> ContextSummaryFromJsonValue(const json& j, const std::string& path) {
+  return ViaText<ContextSummary>(j, path, DecodeContextSummary);
+}
+StatusOr<ToolCallEntry> ToolCallEntryFromJsonValue(const json& j, const std::string& path) {
+  return ViaText<ToolCallEntry>(j, path, DecodeToolCallEntry);
+}
+StatusOr<Workspace> WorkspaceFromJsonValue(const json& j, const std::string& path) {
+  return ViaText<Workspace>(j, path, DecodeWorkspace);
+}
+StatusOr<NatsPosition> NatsPositionFromJsonValue(const json& j, const std::string& path) {
+  return ViaText<NatsPosition>(j, path, DecodeNatsPosition);
 }
 
 json ActiveTaskToJsonValue(const ActiveTask& t) {

@@ -1,74 +1,76 @@
 #include "checkpoint/json_reader.h"
 
-#include <limits>
+#include <cstring>
 
 #include "common/time_format.h"
 
 namespace agentckpt::internal {
 
-ObjectReader::ObjectReader(const nlohmann::json& j, std::string path)
-    : j_(j), path_(std::move(path)) {
-  if (!j_.is_object()) {
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+StatusOr<element> ParseJson(std::string_view text) {
+  thread_local simdjson::dom::parser parser;
+  element root;
+  auto error = parser.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(root);
+  if (error) {
+    return InvalidArgumentError(std::string("document: not valid JSON (or not UTF-8): ") +
+                                simdjson::error_message(error));
+  }
+  return root;
+}
+
+ObjectReader::ObjectReader(element e, std::string path) : path_(std::move(path)) {
+  if (e.get_object().get(obj_)) {
     status_ = InvalidArgumentError((path_.empty() ? std::string("document") : path_) +
                                    ": expected an object");
   }
 }
 
-std::string ObjectReader::FieldPath(const char* key) const {
-  return path_.empty() ? std::string(key) : path_ + "." + key;
+std::string ObjectReader::FieldPath(std::string_view key) const {
+  std::string p = path_;
+  if (!p.empty()) p += '.';
+  p.append(key);
+  return p;
 }
 
 void ObjectReader::Fail(const std::string& field_path, const std::string& reason) {
   if (status_.ok()) status_ = InvalidArgumentError(field_path + ": " + reason);
 }
 
-const nlohmann::json* ObjectReader::Get(const char* key) {
-  if (!status_.ok()) return nullptr;
-  seen_.insert(key);
-  auto it = j_.find(key);
-  if (it == j_.end()) {
-    Fail(FieldPath(key), "missing field");
-    return nullptr;
+bool ObjectReader::Member(const char* key, bool optional, element* out) {
+  if (!status_.ok()) return false;
+  seen_.push_back(key);
+  if (obj_.at_key(key).get(*out)) {
+    if (!optional) Fail(FieldPath(key), "missing field");
+    return false;
   }
-  return &*it;
+  return true;
 }
 
-const nlohmann::json* ObjectReader::Member(const char* key, bool optional) {
-  if (!status_.ok()) return nullptr;
-  seen_.insert(key);
-  auto it = j_.find(key);
-  if (it == j_.end()) {
-    if (!optional) Fail(FieldPath(key), "missing field");
-    return nullptr;
-  }
-  return &*it;
-}
+bool ObjectReader::Get(const char* key, element* out) { return Member(key, false, out); }
 
 bool ObjectReader::String(const char* key, std::string* out) {
-  const nlohmann::json* v = Get(key);
-  if (v == nullptr) return false;
-  if (!v->is_string()) {
+  element v;
+  if (!Get(key, &v)) return false;
+  std::string_view sv;
+  if (v.get_string().get(sv)) {
     Fail(FieldPath(key), "expected a string");
     return false;
   }
-  *out = v->get_ref<const std::string&>();
+  out->assign(sv.data(), sv.size());
   return true;
 }
 
 bool ObjectReader::Int(const char* key, int64_t min, int64_t max, int64_t* out) {
-  const nlohmann::json* v = Get(key);
-  if (v == nullptr) return false;
+  element v;
+  if (!Get(key, &v)) return false;
+  if (v.type() == element_type::UINT64) {
+    Fail(FieldPath(key), "integer out of range");
+    return false;
+  }
   int64_t value;
-  if (v->is_number_unsigned()) {
-    uint64_t u = v->get<uint64_t>();
-    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      Fail(FieldPath(key), "integer out of range");
-      return false;
-    }
-    value = static_cast<int64_t>(u);
-  } else if (v->is_number_integer()) {
-    value = v->get<int64_t>();
-  } else {
+  if (v.type() != element_type::INT64 || v.get_int64().get(value)) {
     Fail(FieldPath(key), "expected an integer");
     return false;
   }
@@ -82,28 +84,29 @@ bool ObjectReader::Int(const char* key, int64_t min, int64_t max, int64_t* out) 
 }
 
 bool ObjectReader::UInt(const char* key, uint64_t* out) {
-  const nlohmann::json* v = Get(key);
-  if (v == nullptr) return false;
-  if (v->is_number_unsigned()) {
-    *out = v->get<uint64_t>();
+  element v;
+  if (!Get(key, &v)) return false;
+  if (v.type() == element_type::INT64) {
+    int64_t value = 0;
+    if (v.get_int64().get(value) || value < 0) {
+      Fail(FieldPath(key), "must not be negative");
+      return false;
+    }
+    *out = static_cast<uint64_t>(value);
     return true;
   }
-  if (v->is_number_integer()) {
-    Fail(FieldPath(key), "must not be negative");
-  } else {
-    Fail(FieldPath(key), "expected a non-negative integer");
-  }
+  if (v.type() == element_type::UINT64 && !v.get_uint64().get(*out)) return true;
+  Fail(FieldPath(key), "expected a non-negative integer");
   return false;
 }
 
 bool ObjectReader::Bool(const char* key, bool* out) {
-  const nlohmann::json* v = Get(key);
-  if (v == nullptr) return false;
-  if (!v->is_boolean()) {
+  element v;
+  if (!Get(key, &v)) return false;
+  if (v.get_bool().get(*out)) {
     Fail(FieldPath(key), "expected true or false");
     return false;
   }
-  *out = v->get<bool>();
   return true;
 }
 
@@ -120,21 +123,24 @@ bool ObjectReader::Timestamp(const char* key, int64_t* out) {
 }
 
 bool ObjectReader::StringArray(const char* key, std::vector<std::string>* out) {
-  const nlohmann::json* v = Get(key);
-  if (v == nullptr) return false;
-  if (!v->is_array()) {
+  element v;
+  if (!Get(key, &v)) return false;
+  simdjson::dom::array arr;
+  if (v.get_array().get(arr)) {
     Fail(FieldPath(key), "expected an array of strings");
     return false;
   }
   std::vector<std::string> items;
-  items.reserve(v->size());
-  for (size_t i = 0; i < v->size(); ++i) {
-    const auto& item = (*v)[i];
-    if (!item.is_string()) {
+  items.reserve(arr.size());
+  size_t i = 0;
+  for (element item : arr) {
+    std::string_view sv;
+    if (item.get_string().get(sv)) {
       Fail(FieldPath(key) + "[" + std::to_string(i) + "]", "expected a string");
       return false;
     }
-    items.push_back(item.get_ref<const std::string&>());
+    items.emplace_back(sv);
+    ++i;
   }
   *out = std::move(items);
   return true;
@@ -142,11 +148,21 @@ bool ObjectReader::StringArray(const char* key, std::vector<std::string>* out) {
 
 void ObjectReader::RejectUnknown() {
   if (!status_.ok()) return;
-  for (auto it = j_.begin(); it != j_.end(); ++it) {
-    if (seen_.count(it.key()) == 0) {
-      Fail(FieldPath(it.key().c_str()), "unknown field");
+  std::vector<std::string_view> keys;
+  for (auto field : obj_) {
+    bool known = false;
+    for (const char* k : seen_) known = known || field.key == k;
+    if (!known) {
+      Fail(FieldPath(field.key), "unknown field");
       return;
     }
+    for (std::string_view k : keys) {
+      if (k == field.key) {
+        Fail(FieldPath(field.key), "duplicate field");
+        return;
+      }
+    }
+    keys.push_back(field.key);
   }
 }
 

@@ -1,6 +1,5 @@
 #include "common/time_format.h"
 
-#include <cstdio>
 
 namespace agentckpt {
 namespace {
@@ -54,12 +53,27 @@ std::string FormatRfc3339Millis(int64_t unix_millis) {
   int64_t y;
   unsigned m, d;
   CivilFromDays(days, &y, &m, &d);
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ",
-                static_cast<long long>(y), m, d, static_cast<int>(rem / 3600000),
-                static_cast<int>(rem / 60000 % 60), static_cast<int>(rem / 1000 % 60),
-                static_cast<int>(rem % 1000));
-  return buf;
+  // Hand-formatted (hot path of checkpoint serialization): "YYYY-MM-DDTHH:MM:SS.mmmZ".
+  char buf[24];
+  auto put = [&](int pos, int64_t v, int width) {
+    for (int i = width - 1; i >= 0; --i, v /= 10) buf[pos + i] = static_cast<char>('0' + v % 10);
+  };
+  if (y < 0 || y > 9999) y = y < 0 ? 0 : 9999;
+  put(0, y, 4);
+  buf[4] = '-';
+  put(5, m, 2);
+  buf[7] = '-';
+  put(8, d, 2);
+  buf[10] = 'T';
+  put(11, rem / 3600000, 2);
+  buf[13] = ':';
+  put(14, rem / 60000 % 60, 2);
+  buf[16] = ':';
+  put(17, rem / 1000 % 60, 2);
+  buf[19] = '.';
+  put(20, rem % 1000, 3);
+  buf[23] = 'Z';
+  return std::string(buf, 24);
 }
 
 StatusOr<int64_t> ParseRfc3339Millis(std::string_view s) {

@@ -141,3 +141,34 @@ TEST(CanonicalTest, SealRejectsInvalidDocuments) {
 
 }  // namespace
 }  // namespace agentckpt
+
+namespace agentckpt {
+namespace {
+
+// The direct writer and nlohmann's dump of the same document must agree byte for byte:
+// VerifyDocumentJson canonicalises foreign documents with the latter.
+TEST(CanonicalTest, WriterMatchesNlohmannDump) {
+  std::vector<Checkpoint> docs = {LoadFixtureCheckpoint("checkpoint-16k.json"),
+                                  LoadFixtureCheckpoint("checkpoint-max.json"),
+                                  testing::MakeCheckpoint("agent-z", 99)};
+  Checkpoint odd = testing::MakeCheckpoint("agent-odd", 5);
+  std::string every;
+  for (int c = 1; c < 0x80; ++c) every.push_back(static_cast<char>(c));
+  odd.context_summary.draft_content = every + "\xC3\xA9\xE6\x97\xA5\xF0\x9F\x98\x80";
+  odd.active_task.reset();
+  odd.nats_position = NatsPosition{"S", "C", 18446744073709551615ULL, 0};
+  odd.workspace = Workspace{{"a\"b", "c\\d"}, true, std::string(40, 'a'), "main"};
+  docs.push_back(odd);
+  for (auto& cp : docs) {
+    auto sealed = Seal(cp);
+    ASSERT_TRUE(sealed.ok()) << sealed.status().ToString();
+    EXPECT_EQ(sealed->canonical, CheckpointToJsonValue(sealed->doc, false).dump());
+    EXPECT_EQ(FullDocumentJson(*sealed), CheckpointToJsonValue(sealed->doc, true).dump());
+    auto back = VerifyDocumentJson(FullDocumentJson(*sealed));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, sealed->doc);
+  }
+}
+
+}  // namespace
+}  // namespace agentckpt

@@ -91,6 +91,11 @@ TEST(CheckpointJsonTest, ClearErrorsNameTheField) {
     EXPECT_NE(ErrorOf(j).find(c.expected), std::string::npos)
         << "expected \"" << c.expected << "\", got \"" << ErrorOf(j) << "\"";
   }
+  std::string dup = ReadSharedFixture("checkpoint-16k.json");
+  dup.insert(1, "\"agentId\":\"x\",");
+  EXPECT_NE(CheckpointFromJson(dup).status().message().find("agentId: duplicate field"),
+            std::string::npos)
+      << CheckpointFromJson(dup).status().ToString();
   EXPECT_NE(CheckpointFromJson("{not json").status().message().find("not valid JSON"),
             std::string::npos);
   EXPECT_NE(CheckpointFromJson("[1]").status().message().find("expected an object"),

@@ -1,0 +1,223 @@
+#include "checkpoint/canonical_writer.h"
+
+#include <charconv>
+#include <cstring>
+
+#include "common/time_format.h"
+
+namespace agentckpt::internal {
+namespace {
+
+class Writer {
+ public:
+  explicit Writer(std::string* out) : out_(out) {}
+
+  // Object members are written by the caller in sorted key order.
+  void Key(const char* key, bool first) {
+    if (!first) out_->push_back(',');
+    out_->push_back('"');
+    out_->append(key);
+    out_->append("\":", 2);
+  }
+  void Int(int64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out_->append(buf, static_cast<size_t>(r.ptr - buf));
+  }
+  void UInt(uint64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out_->append(buf, static_cast<size_t>(r.ptr - buf));
+  }
+  void Bool(bool v) { out_->append(v ? "true" : "false"); }
+  void Null() { out_->append("null", 4); }
+  void Time(int64_t ms) {
+    out_->push_back('"');
+    out_->append(FormatRfc3339Millis(ms));
+    out_->push_back('"');
+  }
+  // RFC 8785 / nlohmann escaping: '"', '\\', \b \f \n \r \t, other C0 controls as \u00xx.
+  void String(const std::string& s) {
+    out_->push_back('"');
+    const char* p = s.data();
+    const char* end = p + s.size();
+    const char* run = p;
+    for (; p < end; ++p) {
+      unsigned char c = static_cast<unsigned char>(*p);
+      if (c >= 0x20 && c != '"' && c != '\\') continue;
+      out_->append(run, static_cast<size_t>(p - run));
+      run = p + 1;
+      switch (c) {
+        case '"': out_->append("\\\"", 2); break;
+        case '\\': out_->append("\\\\", 2); break;
+        case '\b': out_->append("\\b", 2); break;
+        case '\f': out_->append("\\f", 2); break;
+        case '\n': out_->append("\\n", 2); break;
+        case '\r': out_->append("\\r", 2); break;
+        case '\t': out_->append("\\t", 2); break;
+        default: {
+          static const char kHex[] = "0123456789abcdef";
+          char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
+          out_->append(esc, 6);
+        }
+      }
+    }
+    out_->append(run, static_cast<size_t>(end - run));
+    out_->push_back('"');
+  }
+  void StringArray(const std::vector<std::string>& items) {
+    out_->push_back('[');
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) out_->push_back(',');
+      String(items[i]);
+    }
+    out_->push_back(']');
+  }
+  void Open() { out_->push_back('{'); }
+  void Close() { out_->push_back('}'); }
+  std::string* out() { return out_; }
+
+ private:
+  std::string* out_;
+};
+
+void WriteActiveTask(Writer& w, const ActiveTask& t) {
+  w.Open();
+  w.Key("phase", true);
+  w.out()->push_back('"');
+  w.out()->append(TaskPhaseName(t.phase));
+  w.out()->push_back('"');
+  w.Key("progress", false);
+  w.Int(t.progress);
+  w.Key("startedAt", false);
+  w.Time(t.started_at_ms);
+  w.Key("taskId", false);
+  w.String(t.task_id);
+  w.Key("title", false);
+  w.String(t.title);
+  w.Close();
+}
+
+void WriteToolCall(Writer& w, const ToolCallEntry& e) {
+  w.Open();
+  w.Key("durationMs", true);
+  w.Int(e.duration_ms);
+  w.Key("inputSummary", false);
+  w.String(e.input_summary);
+  w.Key("outputSummary", false);
+  w.String(e.output_summary);
+  w.Key("success", false);
+  w.Bool(e.success);
+  w.Key("timestamp", false);
+  w.Time(e.timestamp_ms);
+  w.Key("toolName", false);
+  w.String(e.tool_name);
+  w.Close();
+}
+
+void WriteContextSummary(Writer& w, const ContextSummary& c) {
+  w.Open();
+  w.Key("completedSteps", true);
+  w.Int(c.completed_steps);
+  w.Key("draftContent", false);
+  w.String(c.draft_content);
+  w.Key("gatheringResults", false);
+  w.String(c.gathering_results);
+  w.Key("planOutline", false);
+  w.StringArray(c.plan_outline);
+  w.Key("systemPromptHash", false);
+  w.String(c.system_prompt_hash);
+  w.Key("toolCallLog", false);
+  w.out()->push_back('[');
+  for (size_t i = 0; i < c.tool_call_log.size(); ++i) {
+    if (i > 0) w.out()->push_back(',');
+    WriteToolCall(w, c.tool_call_log[i]);
+  }
+  w.out()->push_back(']');
+  w.Close();
+}
+
+void WriteNatsPosition(Writer& w, const NatsPosition& n) {
+  w.Open();
+  w.Key("consumerName", true);
+  w.String(n.consumer_name);
+  w.Key("lastAckedSequence", false);
+  w.UInt(n.last_acked_sequence);
+  w.Key("pendingMessageCount", false);
+  w.UInt(n.pending_message_count);
+  w.Key("streamName", false);
+  w.String(n.stream_name);
+  w.Close();
+}
+
+void WriteWorkspace(Writer& w, const Workspace& ws) {
+  w.Open();
+  w.Key("branchName", true);
+  w.String(ws.branch_name);
+  w.Key("lastCommitHash", false);
+  w.String(ws.last_commit_hash);
+  w.Key("modifiedFiles", false);
+  w.StringArray(ws.modified_files);
+  w.Key("uncommittedChanges", false);
+  w.Bool(ws.uncommitted_changes);
+  w.Close();
+}
+
+}  // namespace
+
+void WriteCanonicalJson(const Checkpoint& cp, bool include_hash, std::string* out,
+                        size_t* size_pos) {
+  Writer w(out);
+  w.Open();
+  w.Key("activeTask", true);
+  if (cp.active_task) {
+    WriteActiveTask(w, *cp.active_task);
+  } else {
+    w.Null();
+  }
+  w.Key("agentId", false);
+  w.String(cp.agent_id);
+  w.Key("checkpointId", false);
+  w.String(cp.checkpoint_id);
+  if (include_hash && !cp.content_sha256.empty()) {
+    w.Key("contentSha256", false);
+    w.String(cp.content_sha256);
+  }
+  w.Key("contextSummary", false);
+  WriteContextSummary(w, cp.context_summary);
+  w.Key("expireAt", false);
+  w.Time(cp.expire_at_ms);
+  w.Key("natsPosition", false);
+  if (cp.nats_position) {
+    WriteNatsPosition(w, *cp.nats_position);
+  } else {
+    w.Null();
+  }
+  w.Key("schemaVersion", false);
+  w.Int(cp.schema_version);
+  w.Key("sequenceNumber", false);
+  w.Int(cp.sequence_number);
+  w.Key("sizeBytes", false);
+  if (size_pos != nullptr) {
+    *size_pos = out->size();
+  } else {
+    w.Int(cp.size_bytes);
+  }
+  w.Key("timestamp", false);
+  w.Time(cp.timestamp_ms);
+  w.Key("triggerReason", false);
+  out->push_back('"');
+  out->append(TriggerReasonName(cp.trigger_reason));
+  out->push_back('"');
+  w.Key("ttlDays", false);
+  w.Int(cp.ttl_days);
+  w.Key("workspace", false);
+  if (cp.workspace) {
+    WriteWorkspace(w, *cp.workspace);
+  } else {
+    w.Null();
+  }
+  w.Close();
+}
+
+}  // namespace agentckpt::internal
