@@ -27,10 +27,10 @@ struct ReplayResult {
   // The newest `max_messages` messages after the checkpoint's lastAckedSequence that match the
   // consumer's filter subject(s), oldest first.
   std::vector<ReplayedMessage> messages;
-  uint64_t handled_count = 0;   // all matching messages after the checkpoint, up to the ack floor
-  uint64_t pending_count = 0;   // all matching messages after the ack floor (will be delivered)
-  uint64_t truncated = 0;       // matching messages left out because of max_messages
-  uint64_t ack_floor_now = 0;   // the consumer's ack floor (stream sequence) when read
+  uint64_t handled_count = 0;  // all matching messages after the checkpoint, up to the ack floor
+  uint64_t pending_count = 0;  // all matching messages after the ack floor (will be delivered)
+  uint64_t truncated = 0;      // matching messages left out because of max_messages
+  uint64_t ack_floor_now = 0;  // the consumer's ack floor (stream sequence) when read
   std::vector<std::string> pending_subjects;  // distinct subjects of pending messages, sorted
 };
 

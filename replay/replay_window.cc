@@ -1,7 +1,7 @@
 #include "replay/replay_window.h"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -12,9 +12,8 @@ namespace agentckpt {
 std::string CutBodyToUtf8(std::string_view body, size_t max_bytes) {
   // A character starting before `max_bytes` ends within 3 more bytes, so this window decides the
   // result; sanitizing never shrinks text, so whatever lies beyond the window is cut anyway.
-  size_t window_size = max_bytes < body.size() - std::min(body.size(), size_t{3})
-                           ? max_bytes + 3
-                           : body.size();
+  size_t window_size =
+      max_bytes < body.size() - std::min(body.size(), size_t{3}) ? max_bytes + 3 : body.size();
   std::string_view window = body.substr(0, window_size);
   std::string_view kept = Utf8TruncateBytes(window, max_bytes);
   if (IsValidUtf8(kept)) return std::string(kept);

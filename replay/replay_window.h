@@ -17,9 +17,10 @@
 
 namespace agentckpt {
 
-// The longest prefix of `body` of at most `max_bytes` bytes that is well-formed UTF-8 and does
-// not end inside a character. Ill-formed bytes in the kept part are replaced by U+FFFD first (a
-// message body is untrusted and may not be text). Reads at most `max_bytes + 3` bytes of `body`.
+// A prefix of `body` of at most `max_bytes` bytes that is well-formed UTF-8 and does not end
+// inside a character: for well-formed input, the longest such prefix. A message body is
+// untrusted and may not be text: if the kept part has ill-formed bytes, they are replaced by
+// U+FFFD before the cut. Reads at most `max_bytes + 3` bytes of `body`.
 std::string CutBodyToUtf8(std::string_view body, size_t max_bytes);
 
 class ReplayWindow {

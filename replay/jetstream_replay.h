@@ -1,0 +1,72 @@
+// JetStreamReplaySource: the dry-run replay of an agent's JetStream inbox after a checkpoint.
+//
+// What it reads (and nothing else):
+//   1. Consumer info of position.consumerName on position.streamName: its filter subject, its
+//      current ack floor, and whether it has anything past lastAckedSequence at all (if it has
+//      delivered nothing past it and has nothing pending, the replay is empty and step 2 is
+//      skipped). The durable consumer is only looked at; no fetch, next, ack or update is ever
+//      sent to it, so its delivered and ack-floor sequences, num_pending, num_ack_pending,
+//      num_redelivered and num_waiting stay exactly as they were.
+//   2. The messages after lastAckedSequence that match that filter, read through a short-lived
+//      ephemeral pull consumer created for this call: deliver-by-start-sequence at
+//      lastAckedSequence + 1, the same filter subject, ack policy none, memory storage, one
+//      replica, and an inactivity threshold so the server removes it even if this process dies
+//      mid-read. It is deleted before ReadSince returns (whatever the outcome). The replay ends
+//      at the number of matching messages it had when created: later arrivals are left out.
+//
+// Why an ephemeral pull consumer, not an ordered push consumer or direct gets:
+//   - Direct get (js_DirectGetMsg) needs allow_direct on the stream, which the agent's stream
+//     may not have, and the plain stream msg get of nats.c 3.4.1 takes one round trip per
+//     sequence and cannot filter; a long lag would mean thousands of round trips.
+//   - An ordered push consumer (nats.c jsSubOptions.Ordered) needs a subscribe subject, so it
+//     cannot follow a durable that has no filter subject on a multi-subject stream, and the
+//     server pushes as fast as it can (flow control, heartbeats, consumer resets on gaps).
+//   - A pull consumer lets this side set the pace: each fetch asks for a bounded batch (count
+//     and bytes) with no_wait, so memory stays bounded however long the stream is, the filter
+//     is applied by the server (nats-server 2.9 supports one filter subject per consumer, the
+//     same as the durable's), and it works with nats-server 2.9.10 and nats.c 3.4.1.
+//   The traffic this produces: requests on $JS.API.* with replies on _INBOX.*, the server's own
+//   $JS.EVENT.ADVISORY.* notices, and the replayed messages delivered to this reader's inbox (a
+//   wildcard subscriber sees them under their stored subjects, with a $JS.ACK reply naming the
+//   ephemeral consumer; nothing ever acks them). Nothing is published on an application subject.
+//
+// Limits: messages up to the ack floor read at step 1 are handled, later ones pending (a message
+// above the floor that was acked on its own still counts as pending). On a work-queue stream the
+// server refuses a second consumer on the same subjects (kFailedPrecondition); on an interest
+// stream messages the agent acknowledged may already be gone, so they cannot be replayed as
+// handled context.
+#pragma once
+
+#include <nats/nats.h>
+
+#include <chrono>
+#include <cstddef>
+
+#include "common/env.h"
+#include "replay/replay_source.h"
+
+namespace agentckpt {
+
+class JetStreamReplaySource : public ReplaySource {
+ public:
+  // `connection` is borrowed: the caller owns it and keeps it open while this object is used.
+  // Each ReadSince call must finish within `read_deadline` (measured on `env`'s monotonic
+  // clock; `env` is borrowed, nullptr means Env::Default()).
+  JetStreamReplaySource(natsConnection* connection, std::chrono::milliseconds read_deadline,
+                        Env* env = nullptr);
+
+  // See ReplaySource::ReadSince. Thread-safe (no mutable state; nats.c connections are
+  // thread-safe). Errors: kNotFound (stream or consumer missing), kUnavailable (no connection,
+  // no JetStream responder), kDeadlineExceeded (past the read deadline), kFailedPrecondition
+  // (the server refused the ephemeral consumer, e.g. on a work-queue stream), kInternal
+  // (unexpected nats.c failure).
+  StatusOr<ReplayResult> ReadSince(const NatsPosition& position, size_t max_messages,
+                                   size_t max_body_bytes) override;
+
+ private:
+  natsConnection* connection_;
+  std::chrono::milliseconds read_deadline_;
+  Env* env_;
+};
+
+}  // namespace agentckpt

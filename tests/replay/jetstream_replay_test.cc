@@ -1,0 +1,449 @@
+// JetStreamReplaySource against a real nats-server: the replay reads what came after the
+// checkpoint and leaves the stream and the agent's durable consumer exactly as they were.
+#include "replay/jetstream_replay.h"
+
+#include <gtest/gtest.h>
+#include <nats/nats.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/utf8.h"
+#include "tests/support/jetstream_fixture.h"
+#include "tests/support/nats_server.h"
+
+namespace agentckpt {
+namespace {
+
+using testing::ConsumerSnapshot;
+using testing::JetStreamTestClient;
+using testing::NatsServerProcess;
+using testing::StreamSnapshot;
+
+constexpr auto kDeadline = std::chrono::seconds(10);
+
+class JetStreamReplayTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new NatsServerProcess(); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    int n = ++counter;
+    stream_ = "REPLAY" + std::to_string(n);
+    prefix_ = "agent" + std::to_string(n);
+    inbox_ = prefix_ + ".inbox";
+    auto client = JetStreamTestClient::Connect(server_->url());
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    client_ = std::move(client).value();
+  }
+
+  // A stream over "<prefix>.inbox.>" and "<prefix>.other.>" with a durable filtered on the inbox.
+  void CreateInboxStream(const std::string& durable_filter) {
+    ASSERT_TRUE(client_->CreateStream(stream_, {inbox_ + ".>", prefix_ + ".other.>"}).ok());
+    Status st = client_->CreateDurablePullConsumer(stream_, kDurable, durable_filter);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
+  uint64_t Publish(const std::string& subject, const std::string& body) {
+    auto seq = client_->Publish(subject, body);
+    EXPECT_TRUE(seq.ok()) << seq.status().ToString();
+    return seq.ok() ? *seq : 0;
+  }
+
+  void AckThrough(uint64_t seq) {
+    auto acked = client_->FetchAndAckThrough(stream_, kDurable, seq);
+    ASSERT_TRUE(acked.ok()) << acked.status().ToString();
+  }
+
+  NatsPosition Position(uint64_t last_acked) const {
+    NatsPosition p;
+    p.stream_name = stream_;
+    p.consumer_name = kDurable;
+    p.last_acked_sequence = last_acked;
+    return p;
+  }
+
+  StatusOr<ReplayResult> Replay(uint64_t last_acked, size_t max_messages = 50,
+                                size_t max_body_bytes = 2048) {
+    JetStreamReplaySource source(client_->connection(), kDeadline);
+    return source.ReadSince(Position(last_acked), max_messages, max_body_bytes);
+  }
+
+  StreamSnapshot StreamState() {
+    auto s = client_->SnapshotStream(stream_);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? *s : StreamSnapshot{};
+  }
+  ConsumerSnapshot ConsumerState() {
+    auto c = client_->SnapshotConsumer(stream_, kDurable);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? *c : ConsumerSnapshot{};
+  }
+
+  static constexpr const char* kDurable = "agent-worker";
+  static NatsServerProcess* server_;
+  std::string stream_, prefix_, inbox_;
+  std::unique_ptr<JetStreamTestClient> client_;
+};
+
+NatsServerProcess* JetStreamReplayTest::server_ = nullptr;
+
+// Records every message that crosses the server while it is alive (a subscriber on ">").
+// JetStream deliveries show up here too: the server delivers them to the reader's inbox under
+// the stored message's own subject, with a "$JS.ACK.<stream>.<consumer>...." reply.
+struct TappedMessage {
+  std::string subject;
+  std::string reply;
+};
+
+class WireTap {
+ public:
+  explicit WireTap(const std::string& url) {
+    EXPECT_EQ(natsConnection_ConnectTo(&nc_, url.c_str()), NATS_OK);
+    EXPECT_EQ(natsConnection_SubscribeSync(&sub_, nc_, ">"), NATS_OK);
+    EXPECT_EQ(natsConnection_Flush(nc_), NATS_OK);
+  }
+  ~WireTap() {
+    natsSubscription_Unsubscribe(sub_);
+    natsSubscription_Destroy(sub_);
+    natsConnection_Close(nc_);
+    natsConnection_Destroy(nc_);
+  }
+  // Everything received so far; `other` is flushed first so its traffic has reached the server.
+  std::vector<TappedMessage> Messages(natsConnection* other) {
+    EXPECT_EQ(natsConnection_Flush(other), NATS_OK);
+    EXPECT_EQ(natsConnection_Flush(nc_), NATS_OK);
+    std::vector<TappedMessage> messages;
+    natsMsg* msg = nullptr;
+    while (natsSubscription_NextMsg(&msg, sub_, 50) == NATS_OK) {
+      const char* reply = natsMsg_GetReply(msg);
+      messages.push_back({natsMsg_GetSubject(msg), reply == nullptr ? "" : reply});
+      natsMsg_Destroy(msg);
+    }
+    return messages;
+  }
+
+ private:
+  natsConnection* nc_ = nullptr;
+  natsSubscription* sub_ = nullptr;
+};
+
+bool StartsWith(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+TEST_F(JetStreamReplayTest, LeavesStreamAndDurableExactlyAsTheyWere) {
+  CreateInboxStream(inbox_ + ".>");
+  std::vector<uint64_t> inbox;
+  for (int i = 1; i <= 12; ++i) {
+    inbox.push_back(Publish(inbox_ + (i % 3 ? ".tasks" : ".alerts"), "task " + std::to_string(i)));
+    if (i % 4 == 0) Publish(prefix_ + ".other.noise", "noise " + std::to_string(i));
+  }
+  AckThrough(inbox[3]);  // the checkpoint's position
+  const uint64_t checkpoint_seq = inbox[3];
+  AckThrough(inbox[6]);  // handled after the checkpoint
+  ASSERT_TRUE(client_->FetchAndNak(stream_, kDurable, 1).ok());
+  ASSERT_TRUE(client_->FetchWithoutAck(stream_, kDurable, 2).ok());  // redelivered + ack pending
+
+  const StreamSnapshot stream_before = StreamState();
+  const ConsumerSnapshot consumer_before = ConsumerState();
+  ASSERT_EQ(consumer_before.ack_floor_stream_seq, inbox[6]);
+  ASSERT_EQ(consumer_before.num_ack_pending, 2);
+  ASSERT_EQ(consumer_before.num_redelivered, 1);
+
+  WireTap tap(server_->url());
+  auto result = Replay(checkpoint_seq);
+  std::vector<TappedMessage> wire = tap.Messages(client_->connection());
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+
+  EXPECT_EQ(StreamState(), stream_before);
+  EXPECT_EQ(ConsumerState(), consumer_before);
+
+  // Only JetStream API requests, inbox replies, and deliveries from a consumer other than the
+  // durable; no acks, no pull on the durable, no publish on an application subject.
+  const std::string durable_next = "$JS.API.CONSUMER.MSG.NEXT." + stream_ + "." + kDurable;
+  const std::string delivery_prefix = "$JS.ACK." + stream_ + ".";
+  const std::string durable_delivery = delivery_prefix + kDurable + ".";
+  size_t deliveries = 0;
+  for (const TappedMessage& m : wire) {
+    EXPECT_FALSE(StartsWith(m.subject, "$JS.ACK.")) << m.subject;
+    EXPECT_NE(m.subject, durable_next);
+    if (StartsWith(m.subject, "$JS.") || StartsWith(m.subject, "_INBOX.")) continue;
+    EXPECT_TRUE(StartsWith(m.reply, delivery_prefix)) << m.subject << " reply " << m.reply;
+    EXPECT_FALSE(StartsWith(m.reply, durable_delivery)) << m.reply;
+    EXPECT_TRUE(StartsWith(m.subject, inbox_)) << m.subject;
+    ++deliveries;
+  }
+  EXPECT_EQ(deliveries, 8u);  // exactly the replayed messages, each delivered once
+
+  EXPECT_EQ(result->ack_floor_now, inbox[6]);
+  EXPECT_EQ(result->handled_count, 3u);  // inbox 5..7
+  EXPECT_EQ(result->pending_count, 5u);  // inbox 8..12
+  EXPECT_EQ(result->truncated, 0u);
+  ASSERT_EQ(result->messages.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) {
+    const ReplayedMessage& m = result->messages[i];
+    EXPECT_EQ(m.stream_sequence, inbox[4 + i]);
+    EXPECT_EQ(m.data, "task " + std::to_string(5 + i));
+    EXPECT_EQ(m.original_size, m.data.size());
+    EXPECT_EQ(m.handled, i < 3);
+    EXPECT_TRUE(StartsWith(m.subject, inbox_)) << m.subject;
+    EXPECT_GT(m.timestamp_ms, 1600000000000);
+  }
+  EXPECT_EQ(result->pending_subjects,
+            (std::vector<std::string>{inbox_ + ".alerts", inbox_ + ".tasks"}));
+}
+
+TEST_F(JetStreamReplayTest, SplitsHandledAndPendingAtTheLiveAckFloor) {
+  CreateInboxStream(inbox_ + ".>");
+  auto seqs = client_->PublishN(inbox_ + ".tasks", 10, "m");
+  ASSERT_TRUE(seqs.ok());
+  AckThrough((*seqs)[5]);  // live ack floor: message 6; the checkpoint saw only 3
+  auto result = Replay((*seqs)[2]);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->handled_count, 3u);
+  EXPECT_EQ(result->pending_count, 4u);
+  ASSERT_EQ(result->messages.size(), 7u);
+  EXPECT_TRUE(result->messages[2].handled);
+  EXPECT_FALSE(result->messages[3].handled);
+  EXPECT_EQ(result->messages[3].data, "m7");
+  EXPECT_EQ(result->pending_subjects, std::vector<std::string>{inbox_ + ".tasks"});
+}
+
+TEST_F(JetStreamReplayTest, KeepsTheNewest50AndCountsTheRest) {
+  CreateInboxStream(inbox_ + ".>");
+  auto seqs = client_->PublishN(inbox_ + ".tasks", 130, "m");
+  ASSERT_TRUE(seqs.ok());
+  AckThrough((*seqs)[99]);
+  const StreamSnapshot stream_before = StreamState();
+  const ConsumerSnapshot consumer_before = ConsumerState();
+
+  auto result = Replay(0);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->handled_count, 100u);
+  EXPECT_EQ(result->pending_count, 30u);
+  EXPECT_EQ(result->truncated, 80u);
+  ASSERT_EQ(result->messages.size(), 50u);
+  EXPECT_EQ(result->messages.front().data, "m81");
+  EXPECT_EQ(result->messages.back().data, "m130");
+  EXPECT_TRUE(result->messages[19].handled);   // m100
+  EXPECT_FALSE(result->messages[20].handled);  // m101
+  EXPECT_EQ(StreamState(), stream_before);
+  EXPECT_EQ(ConsumerState(), consumer_before);
+}
+
+TEST_F(JetStreamReplayTest, ReadsOnlyTheDurablesFilterSubject) {
+  CreateInboxStream(inbox_ + ".tasks");
+  Publish(inbox_ + ".tasks", "t1");
+  Publish(prefix_ + ".other.x", "o1");
+  Publish(inbox_ + ".alerts", "a1");  // in the stream, not in the durable's filter
+  Publish(inbox_ + ".tasks", "t2");
+  auto result = Replay(0);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->messages.size(), 2u);
+  EXPECT_EQ(result->messages[0].data, "t1");
+  EXPECT_EQ(result->messages[1].data, "t2");
+  EXPECT_EQ(result->pending_count, 2u);
+}
+
+TEST_F(JetStreamReplayTest, DurableWithoutFilterReadsTheWholeStream) {
+  CreateInboxStream("");
+  Publish(inbox_ + ".tasks", "t1");
+  Publish(prefix_ + ".other.x", "o1");
+  auto result = Replay(0);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->messages.size(), 2u);
+  EXPECT_EQ(result->pending_subjects,
+            (std::vector<std::string>{inbox_ + ".tasks", prefix_ + ".other.x"}));
+}
+
+TEST_F(JetStreamReplayTest, NothingAfterTheCheckpointIsAnEmptyReplay) {
+  CreateInboxStream(inbox_ + ".>");
+  auto seqs = client_->PublishN(inbox_ + ".tasks", 3, "m");
+  ASSERT_TRUE(seqs.ok());
+  AckThrough(seqs->back());
+  const StreamSnapshot stream_before = StreamState();
+
+  auto at_end = Replay(seqs->back());
+  ASSERT_TRUE(at_end.ok()) << at_end.status().ToString();
+  EXPECT_TRUE(at_end->messages.empty());
+  EXPECT_EQ(at_end->handled_count + at_end->pending_count + at_end->truncated, 0u);
+  EXPECT_EQ(at_end->ack_floor_now, seqs->back());
+
+  // Later messages exist, but none on the durable's subjects.
+  Publish(prefix_ + ".other.x", "o1");
+  auto other_only = Replay(seqs->back());
+  ASSERT_TRUE(other_only.ok()) << other_only.status().ToString();
+  EXPECT_TRUE(other_only->messages.empty());
+  EXPECT_EQ(other_only->pending_count, 0u);
+  EXPECT_EQ(StreamState().consumers, stream_before.consumers);
+
+  auto empty_stream_client = client_->CreateStream(stream_ + "E", {prefix_ + ".empty"});
+  ASSERT_TRUE(empty_stream_client.ok());
+  ASSERT_TRUE(client_->CreateDurablePullConsumer(stream_ + "E", kDurable, "").ok());
+  JetStreamReplaySource source(client_->connection(), kDeadline);
+  NatsPosition p = Position(0);
+  p.stream_name = stream_ + "E";
+  auto empty = source.ReadSince(p, 50, 100);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_TRUE(empty->messages.empty());
+}
+
+TEST_F(JetStreamReplayTest, MissingStreamOrConsumerIsNotFound) {
+  CreateInboxStream(inbox_ + ".>");
+  JetStreamReplaySource source(client_->connection(), kDeadline);
+  NatsPosition no_stream = Position(0);
+  no_stream.stream_name = "NO_SUCH_STREAM";
+  EXPECT_EQ(source.ReadSince(no_stream, 50, 100).status().code(), StatusCode::kNotFound);
+  NatsPosition no_consumer = Position(0);
+  no_consumer.consumer_name = "no-such-consumer";
+  EXPECT_EQ(source.ReadSince(no_consumer, 50, 100).status().code(), StatusCode::kNotFound);
+  NatsPosition unnamed = Position(0);
+  unnamed.consumer_name.clear();
+  EXPECT_EQ(source.ReadSince(unnamed, 50, 100).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(JetStreamReplayTest, WorkQueueStreamIsFailedPreconditionAndUntouched) {
+  // A work-queue stream allows one consumer per subject: the replay cannot read beside it.
+  ASSERT_TRUE(client_->CreateStream(stream_, {inbox_ + ".>"}, js_WorkQueuePolicy).ok());
+  ASSERT_TRUE(client_->CreateDurablePullConsumer(stream_, kDurable, inbox_ + ".>").ok());
+  ASSERT_TRUE(client_->PublishN(inbox_ + ".tasks", 5, "m").ok());
+  const StreamSnapshot stream_before = StreamState();
+  const ConsumerSnapshot consumer_before = ConsumerState();
+  auto result = Replay(0);
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition) << result.status().ToString();
+  EXPECT_EQ(StreamState(), stream_before);
+  EXPECT_EQ(ConsumerState(), consumer_before);
+}
+
+TEST_F(JetStreamReplayTest, CutsBodiesOnACharacterBoundary) {
+  CreateInboxStream(inbox_ + ".>");
+  std::string body;
+  while (body.size() < 300) body += "a€😀";  // 1 + 3 + 4 bytes
+  Publish(inbox_ + ".tasks", body);
+  Publish(inbox_ + ".tasks", std::string("bad\xFF\xFE bytes"));
+  auto result = Replay(0, 50, 101);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->messages.size(), 2u);
+  const ReplayedMessage& m = result->messages[0];
+  EXPECT_EQ(m.original_size, body.size());
+  EXPECT_LE(m.data.size(), 101u);
+  EXPECT_GE(m.data.size(), 98u);  // at most one 4-byte character short
+  EXPECT_TRUE(IsValidUtf8(m.data));
+  EXPECT_EQ(body.compare(0, m.data.size(), m.data), 0);
+  EXPECT_TRUE(IsValidUtf8(result->messages[1].data));
+  EXPECT_EQ(result->messages[1].original_size, 11u);
+}
+
+TEST_F(JetStreamReplayTest, LongLagKeepsMemoryBoundedAndCountsEverything) {
+  CreateInboxStream(inbox_ + ".>");
+  const int kCount = 3000;
+  auto seqs = client_->PublishN(inbox_ + ".tasks", kCount, "m");
+  ASSERT_TRUE(seqs.ok());
+  auto result = Replay(0, 50, 16);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->pending_count, static_cast<uint64_t>(kCount));
+  EXPECT_EQ(result->truncated, static_cast<uint64_t>(kCount - 50));
+  ASSERT_EQ(result->messages.size(), 50u);
+  EXPECT_EQ(result->messages.back().data, "m" + std::to_string(kCount));
+  EXPECT_EQ(StreamState().consumers, 1);
+}
+
+TEST_F(JetStreamReplayTest, ConcurrentReadsAgree) {
+  CreateInboxStream(inbox_ + ".>");
+  ASSERT_TRUE(client_->PublishN(inbox_ + ".tasks", 80, "m").ok());
+  JetStreamReplaySource source(client_->connection(), kDeadline);
+  std::vector<StatusOr<ReplayResult>> results(4, StatusOr<ReplayResult>(InternalError("unset")));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < results.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = source.ReadSince(Position(10), 50, 100); });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->pending_count, 70u);
+    EXPECT_EQ(r->truncated, 20u);
+    EXPECT_EQ(r->messages.front().data, "m31");
+  }
+  EXPECT_EQ(StreamState().consumers, 1);
+}
+
+// A monotonic clock that moves one second forward each time it is read.
+class TickingEnv final : public Env {
+ public:
+  int64_t NowUnixMillis() override { return Env::Default()->NowUnixMillis(); }
+  int64_t NowMonotonicMicros() override { return micros_ += 1'000'000; }
+  void SleepForMicros(int64_t micros) override { micros_ += micros; }
+  Status RandomBytes(uint8_t* out, size_t n) override {
+    return Env::Default()->RandomBytes(out, n);
+  }
+  StatusOr<std::string> ReadFile(const std::string& path) override {
+    return Env::Default()->ReadFile(path);
+  }
+  Status WriteFileAtomic(const std::string& path, std::string_view data) override {
+    return Env::Default()->WriteFileAtomic(path, data);
+  }
+  bool FileExists(const std::string& path) override { return Env::Default()->FileExists(path); }
+
+ private:
+  std::atomic<int64_t> micros_{0};
+};
+
+TEST_F(JetStreamReplayTest, PastTheReadDeadlineIsDeadlineExceededAndCleansUp) {
+  CreateInboxStream(inbox_ + ".>");
+  ASSERT_TRUE(client_->PublishN(inbox_ + ".tasks", 2000, "m").ok());
+  const StreamSnapshot stream_before = StreamState();
+  TickingEnv env;
+  JetStreamReplaySource source(client_->connection(), std::chrono::seconds(12), &env);
+  auto result = source.ReadSince(Position(0), 50, 100);
+  EXPECT_EQ(result.status().code(), StatusCode::kDeadlineExceeded) << result.status().ToString();
+  EXPECT_EQ(StreamState(), stream_before);  // the replay consumer is gone
+}
+
+TEST_F(JetStreamReplayTest, NoConnectionIsUnavailable) {
+  JetStreamReplaySource no_connection(nullptr, kDeadline);
+  EXPECT_EQ(no_connection.ReadSince(Position(0), 50, 100).status().code(),
+            StatusCode::kUnavailable);
+
+  natsConnection* nc = nullptr;
+  ASSERT_EQ(natsConnection_ConnectTo(&nc, server_->url().c_str()), NATS_OK);
+  natsConnection_Close(nc);
+  JetStreamReplaySource closed(nc, kDeadline);
+  EXPECT_EQ(closed.ReadSince(Position(0), 50, 100).status().code(), StatusCode::kUnavailable);
+  natsConnection_Destroy(nc);
+}
+
+TEST(JetStreamReplayOutageTest, ServerGoneIsUnavailable) {
+  NatsServerProcess server;
+  natsOptions* opts = nullptr;
+  ASSERT_EQ(natsOptions_Create(&opts), NATS_OK);
+  natsOptions_SetURL(opts, server.url().c_str());
+  natsOptions_SetMaxReconnect(opts, -1);
+  natsConnection* nc = nullptr;
+  ASSERT_EQ(natsConnection_Connect(&nc, opts), NATS_OK);
+  natsOptions_Destroy(opts);
+  server.Kill();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  JetStreamReplaySource source(nc, std::chrono::seconds(2));
+  NatsPosition p;
+  p.stream_name = "S";
+  p.consumer_name = "c";
+  EXPECT_EQ(source.ReadSince(p, 50, 100).status().code(), StatusCode::kUnavailable);
+  natsConnection_Close(nc);
+  natsConnection_Destroy(nc);
+}
+
+}  // namespace
+}  // namespace agentckpt
