@@ -51,7 +51,8 @@ int Work(const std::map<std::string, std::string>& a) {
   int step_ms = a.count("step-ms") ? std::atoi(a.at("step-ms").c_str()) : 400;
   demo::Nats nats(a.at("nats"));
   json plan = json::array();
-  for (int i = 1; i <= 4; ++i) plan.push_back("Section " + std::to_string(i));
+  int sections = steps / 4 > 0 ? steps / 4 : 1;
+  for (int i = 1; i <= sections; ++i) plan.push_back("Section " + std::to_string(i));
   std::string gathered, draft;
   std::string started = IsoNow();
   for (int step = 0; step < steps; ++step) {
@@ -72,6 +73,12 @@ int Work(const std::map<std::string, std::string>& a) {
     } else {
       did = "refined the outline";
     }
+    // A plan section is done when its paragraph is drafted (one per executing step).
+    int quarter = steps / 4 > 0 ? steps / 4 : 1;
+    int sections_done = std::strcmp(phase, "executing") == 0   ? step - 2 * quarter + 1
+                        : std::strcmp(phase, "reviewing") == 0 ? quarter
+                                                               : 0;
+    if (sections_done > static_cast<int>(plan.size())) sections_done = static_cast<int>(plan.size());
     json tool = {{"toolName", step % 3 == 0 ? "web_search" : "write_file"},
                  {"timestamp", IsoNow()},
                  {"inputSummary", did},
@@ -90,7 +97,7 @@ int Work(const std::map<std::string, std::string>& a) {
          {{"systemPromptHash", std::string(64, 'a')},
           {"gatheringResults", gathered},
           {"planOutline", plan},
-          {"completedSteps", step + 1},
+          {"completedSteps", sections_done},
           {"draftContent", draft}}}};
     auto r = demo::Call(sidecar, "PATCH", "/v1/context", context);
     std::printf("[agent] step %2d/%d %-9s %s (sidecar: %d)\n", step + 1, steps, phase, did.c_str(),
