@@ -3,10 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/env.h"
 #include "common/status.h"
@@ -19,33 +19,42 @@ struct RestoreOptions {
   int64_t stale_after_ms = 900'000;  // CKPT_STALE_AFTER_S
   size_t replay_max = 50;            // CKPT_REPLAY_MAX
   size_t replay_body_max_bytes = 2048;
-  size_t prompt_max_tokens = 4000;   // CKPT_PROMPT_MAX_TOKENS
-  std::string workspace_dir;         // WORKSPACE_DIR; empty: no workspace handling
+  size_t prompt_body_max_bytes = 600;  // per replayed body shown in the prompt
+  size_t prompt_max_tokens = 4000;     // CKPT_PROMPT_MAX_TOKENS
+  std::string workspace_dir;           // WORKSPACE_DIR; empty: no workspace handling
   // Dry run (agentckpt restore --dry-run): no status write, no stash, no events published.
   bool dry_run = false;
 };
 
 struct PhaseTimings {
   double load_ms = 0, replay_ms = 0, prompt_ms = 0, resume_ms = 0, total_ms = 0;
+  double workspace_ms = 0;  // reading (and stashing) the workspace, between replay and prompt
 };
 
 struct RestoreResult {
-  bool cold_start = false;            // no checkpoint at all for the agent
+  bool cold_start = false;  // no checkpoint at all for the agent
   std::string checkpoint_id;
   int64_t sequence_number = 0;
   int64_t checkpoint_timestamp_ms = 0;
+  int64_t checkpoint_age_ms = 0;  // restore start (Env wall clock) minus the timestamp
   bool stale = false;
   std::vector<SkippedCheckpoint> skipped;  // corrupted newer checkpoints passed over
   uint64_t handled = 0, pending = 0, replayed = 0, truncated = 0;
-  std::string replay_error;           // non-empty if replay could not run (prompt says so)
+  std::string replay_error;  // non-empty if replay could not run (prompt says so)
   bool workspace_stashed = false;
   std::string stash_message;
+  std::string stash_commit;     // hex id of the stash commit when stashed
+  std::string workspace_error;  // non-empty if the workspace could not be read or stashed
+  std::string status_error;     // non-empty if writing the agent's status failed
   size_t prompt_tokens = 0;
+  std::vector<std::string> prompt_cut;  // prompt sections shortened to fit the token limit
   std::string prompt;
   PhaseTimings timings;
   // The checkpoint.restored event payload (DESIGN.md / issue: checkpointId, sequenceNumber,
   // stale, skippedCorrupt, handled, pending, replayed, truncated, promptTokens, phase timings,
-  // totalMs, coldStart).
+  // totalMs, coldStart). Also: skipped (id, sequence, reason), ageMs, replayError,
+  // workspaceStashed, stashMessage, workspaceError, statusError, promptCut. Timings are flat:
+  // loadMs, replayMs, workspaceMs, promptMs, resumeMs, totalMs.
   nlohmann::json EventJson() const;
 };
 
@@ -65,7 +74,8 @@ class RestoreEvents {
 class Restorer {
  public:
   // Pointers are borrowed and must outlive the Restorer. `replay` may be null (no JetStream
-  // configured: the replay phase is skipped and the prompt says so).
+  // configured: the replay phase is skipped and the prompt says so). `events` may be null
+  // (nothing is published).
   Restorer(Env* env, CheckpointStore* store, ReplaySource* replay, RestoreEvents* events,
            RestoreOptions options);
 
@@ -82,6 +92,7 @@ class Restorer {
   ReplaySource* replay_;
   RestoreEvents* events_;
   RestoreOptions options_;
+  std::mutex mu_;  // serialises Run
 };
 
 }  // namespace agentckpt

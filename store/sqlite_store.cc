@@ -52,7 +52,15 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
   sqlite3_busy_timeout(db, options.busy_timeout_ms);
   sqlite3_extended_result_codes(db, 1);
   // WAL + synchronous=FULL: a committed transaction is fsynced to the WAL before COMMIT returns.
-  RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
+  // Switching a new file to WAL takes an exclusive lock, and SQLite returns SQLITE_BUSY at once
+  // (without its busy handler) when another connection is opening the same new file: retry
+  // within the busy timeout.
+  for (int waited_ms = 0;; ++waited_ms) {
+    rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= options.busy_timeout_ms) break;
+    options.env->SleepForMicros(1000);
+  }
+  if (rc != SQLITE_OK) return store->Error("cannot switch to WAL", rc);
   RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
   RETURN_IF_ERROR(store->Exec("PRAGMA foreign_keys=ON"));
   RETURN_IF_ERROR(store->Migrate());
@@ -132,7 +140,13 @@ Status SqliteStore::Migrate() {
     const auto& m = migrations[i];
     if (m.version <= current) continue;
     RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-    Status s = Exec(m.sql);
+    // Another connection may have applied it while this one waited for the lock.
+    StatusOr<int> now = SchemaVersion();
+    if (now.ok() && *now >= m.version) {
+      RETURN_IF_ERROR(Exec("COMMIT"));
+      continue;
+    }
+    Status s = now.ok() ? Exec(m.sql) : now.status();
     if (s.ok()) {
       std::string record = "INSERT INTO schema_migrations VALUES (" + std::to_string(m.version) +
                            ", '" + m.description + "', " +

@@ -80,8 +80,7 @@ Status ReadHead(git_repository* repo, Workspace* ws) {
     std::string_view target = git_reference_symbolic_target(head.get());
     constexpr std::string_view kHeads = "refs/heads/";
     if (target.substr(0, kHeads.size()) == kHeads) target.remove_prefix(kHeads.size());
-    ws->branch_name =
-        std::string(Utf8TruncateChars(Utf8Sanitize(target), limits::kShortTextChars));
+    ws->branch_name = std::string(Utf8TruncateChars(Utf8Sanitize(target), limits::kShortTextChars));
   }
   int unborn = git_repository_head_unborn(repo);
   if (unborn < 0) return UnavailableError(GitError("reading HEAD"));
@@ -151,8 +150,8 @@ StatusOr<std::string> StashChanges(const std::string& dir, const std::string& me
   }
   SignaturePtr sig(raw_sig);
   git_oid oid;
-  int rc = git_stash_save(&oid, repo.get(), sig.get(), message.c_str(),
-                          GIT_STASH_INCLUDE_UNTRACKED);
+  int rc =
+      git_stash_save(&oid, repo.get(), sig.get(), message.c_str(), GIT_STASH_INCLUDE_UNTRACKED);
   if (rc == GIT_ENOTFOUND) return NotFoundError("nothing to stash in " + dir);
   if (rc == GIT_EUNBORNBRANCH) {
     return FailedPreconditionError("cannot stash in " + dir + ": the branch has no commit yet");

@@ -1,0 +1,36 @@
+# agentckpt container image: built on Debian 12 with Debian's own -dev packages, run on
+# debian:12-slim with only the shared libraries the binary needs, as a non-root user.
+#
+#   docker build -t registry.example.com/agentckpt:0.1.0 .
+#   docker run --rm registry.example.com/agentckpt:0.1.0 --help
+
+FROM debian:12 AS build
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      build-essential cmake pkg-config git ca-certificates \
+      libnats-dev libcpprest-dev nlohmann-json3-dev libssl-dev libspdlog-dev \
+      libsqlite3-dev libsimdjson-dev libgit2-dev libcli11-dev libgtest-dev libgmock-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DAGENTCKPT_BUILD_BENCH=OFF \
+ && cmake --build /build --target agentckpt -j"$(nproc)" \
+ && strip /build/bin/agentckpt
+
+FROM debian:12-slim
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      ca-certificates libnats3.4 libcpprest2.10 libssl3 libspdlog1.10 libfmt9 libsqlite3-0 \
+      libsimdjson14 libgit2-1.5 \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system --gid 10001 agentckpt \
+ && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/agentckpt --no-create-home \
+      --shell /usr/sbin/nologin agentckpt \
+ && install -d -o 10001 -g 10001 -m 0750 /var/lib/agentckpt
+COPY --from=build /build/bin/agentckpt /usr/local/bin/agentckpt
+# Numeric, so Kubernetes can verify runAsNonRoot without a runAsUser.
+USER 10001:10001
+WORKDIR /var/lib/agentckpt
+EXPOSE 8787
+ENTRYPOINT ["/usr/local/bin/agentckpt"]
+CMD ["run"]

@@ -1,0 +1,155 @@
+#include "restore/restorer.h"
+
+#include <optional>
+#include <utility>
+
+#include "restore/prompt_builder.h"
+#include "restore/workspace_conflict.h"
+#include "workspace/git_workspace.h"
+
+namespace agentckpt {
+namespace {
+
+constexpr const char* kRecovering = "recovering";
+constexpr const char* kActive = "active";
+
+// Measures phases on the Env's monotonic clock.
+class PhaseClock {
+ public:
+  explicit PhaseClock(Env* env) : env_(env), start_(env->NowMonotonicMicros()), last_(start_) {}
+  // Milliseconds since the previous Lap (or the start).
+  double Lap() {
+    int64_t now = env_->NowMonotonicMicros();
+    double ms = static_cast<double>(now - last_) / 1000.0;
+    last_ = now;
+    return ms;
+  }
+  double Total() const { return static_cast<double>(env_->NowMonotonicMicros() - start_) / 1000.0; }
+
+ private:
+  Env* env_;
+  int64_t start_, last_;
+};
+
+}  // namespace
+
+Restorer::Restorer(Env* env, CheckpointStore* store, ReplaySource* replay, RestoreEvents* events,
+                   RestoreOptions options)
+    : env_(env), store_(store), replay_(replay), events_(events), options_(std::move(options)) {}
+
+StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  PhaseClock clock(env_);
+  const int64_t started_unix_ms = env_->NowUnixMillis();
+  RestoreResult r;
+  const bool live = !options_.dry_run;
+  const bool announce = live && events_ != nullptr;
+
+  if (live) {
+    Status s = store_->SetAgentStatus(agent_id, kRecovering, started_unix_ms);
+    if (!s.ok()) r.status_error = s.ToString();
+    if (announce) events_->PublishStatus(agent_id, kRecovering);
+  }
+
+  // Phase 1: load the newest checkpoint that verifies.
+  std::optional<Checkpoint> cp;
+  auto latest = store_->GetLatestVerified(agent_id);
+  if (latest.ok()) {
+    cp = std::move(latest->checkpoint);
+    r.skipped = std::move(latest->skipped);
+    r.checkpoint_id = cp->checkpoint_id;
+    r.sequence_number = cp->sequence_number;
+    r.checkpoint_timestamp_ms = cp->timestamp_ms;
+    r.checkpoint_age_ms = started_unix_ms - cp->timestamp_ms;
+    r.stale = r.checkpoint_age_ms > options_.stale_after_ms;
+  } else if (latest.status().code() == StatusCode::kNotFound) {
+    r.cold_start = true;
+  } else {
+    Status failed = latest.status().WithContext("loading the latest checkpoint of " + agent_id);
+    if (announce) events_->PublishFailed(agent_id, failed);
+    return failed;
+  }
+  r.timings.load_ms = clock.Lap();
+
+  // Phase 2: dry-run replay of what arrived since the checkpoint. Failures become a warning.
+  std::optional<ReplayResult> replay;
+  if (cp && replay_ != nullptr) {
+    if (!cp->nats_position) {
+      r.replay_error = "the checkpoint has no stream position";
+    } else {
+      auto read = replay_->ReadSince(*cp->nats_position, options_.replay_max,
+                                     options_.replay_body_max_bytes);
+      if (read.ok()) {
+        replay = std::move(read).value();
+        r.handled = replay->handled_count;
+        r.pending = replay->pending_count;
+        r.replayed = replay->messages.size();
+        r.truncated = replay->truncated;
+      } else {
+        r.replay_error = read.status().ToString();
+      }
+    }
+  }
+  r.timings.replay_ms = clock.Lap();
+
+  // Workspace: read it; stash uncommitted changes the checkpoint does not account for.
+  std::optional<Workspace> ws_now;
+  if (!options_.workspace_dir.empty()) {
+    auto ws = ReadWorkspace(options_.workspace_dir);
+    if (!ws.ok()) {
+      r.workspace_error = ws.status().ToString();
+    } else {
+      ws_now = std::move(ws).value();
+      if (cp && live && WorkspaceConflicts(*ws_now, cp->workspace)) {
+        std::string message = StashMessageFor(cp->checkpoint_id, cp->sequence_number);
+        auto stash = StashChanges(options_.workspace_dir, message);
+        if (stash.ok()) {
+          r.workspace_stashed = true;
+          r.stash_message = std::move(message);
+          r.stash_commit = std::move(stash).value();
+        } else {
+          r.workspace_error = "stash failed: " + stash.status().ToString();
+        }
+      }
+    }
+  }
+  r.timings.workspace_ms = clock.Lap();
+
+  // Phase 3: the restoration prompt.
+  PromptInput in;
+  in.agent_id = agent_id;
+  in.checkpoint = cp ? &*cp : nullptr;
+  in.checkpoint_age_ms = r.checkpoint_age_ms;
+  in.stale = r.stale;
+  in.stale_after_ms = options_.stale_after_ms;
+  in.skipped = r.skipped;
+  in.replay_configured = replay_ != nullptr;
+  in.replay = replay ? &*replay : nullptr;
+  in.replay_error = r.replay_error;
+  in.workspace_now = ws_now;
+  in.workspace_error = r.workspace_error;
+  in.workspace_stashed = r.workspace_stashed;
+  in.stash_message = r.stash_message;
+  in.stash_commit = r.stash_commit;
+  PromptOptions popts;
+  popts.max_tokens = options_.prompt_max_tokens;
+  popts.message_body_max_bytes = options_.prompt_body_max_bytes;
+  RestorationPrompt prompt = BuildRestorationPrompt(in, popts);
+  r.prompt = std::move(prompt.text);
+  r.prompt_tokens = prompt.tokens;
+  r.prompt_cut = std::move(prompt.cut);
+  r.timings.prompt_ms = clock.Lap();
+
+  // Phase 4: resume: the agent is active again, then checkpoint.restored with the timings.
+  if (live) {
+    Status s = store_->SetAgentStatus(agent_id, kActive, env_->NowUnixMillis());
+    if (!s.ok() && r.status_error.empty()) r.status_error = s.ToString();
+    if (announce) events_->PublishStatus(agent_id, kActive);
+  }
+  r.timings.resume_ms = clock.Lap();
+  r.timings.total_ms = clock.Total();
+  if (announce) events_->PublishRestored(agent_id, r);
+  return r;
+}
+
+}  // namespace agentckpt

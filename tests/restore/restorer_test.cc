@@ -1,0 +1,226 @@
+#include "restore/restorer.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "checkpoint/canonical.h"
+#include "common/fake_env.h"
+#include "restore/token_counter.h"
+#include "tests/restore/prompt_test_util.h"
+#include "tests/restore/restorer_fixture.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/temp_dir.h"
+
+namespace agentckpt {
+namespace {
+
+using testing::kAgent;
+using testing::MakeReplay;
+using testing::RestorerTest;
+
+TEST_F(RestorerTest, ColdStartIsAnOkResult) {
+  auto r = Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->cold_start);
+  EXPECT_EQ(replay_->calls, 0);
+  EXPECT_NE(r->prompt.find("cold start"), std::string::npos);
+  EXPECT_EQ(events_->log(), (std::vector<std::string>{"status:recovering@recovering",
+                                                      "status:active@active", "restored@active"}));
+  nlohmann::json ev = events_->restored().at(0);
+  EXPECT_EQ(ev["coldStart"], true);
+  EXPECT_TRUE(ev["checkpointId"].is_null());
+  EXPECT_EQ(StoredStatus(), "active");
+}
+
+TEST_F(RestorerTest, UsesTheLatestCheckpointReplaysAndGoesRecoveringThenActive) {
+  Put(1);
+  Put(2);
+  Checkpoint latest = Put(3);
+  replay_->result = MakeReplay(5, 3, 300);
+  auto r = Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->cold_start);
+  EXPECT_EQ(r->sequence_number, 3);
+  EXPECT_EQ(r->checkpoint_id, latest.checkpoint_id);
+  EXPECT_TRUE(r->skipped.empty());
+  EXPECT_FALSE(r->stale);
+  EXPECT_EQ(r->checkpoint_age_ms, 60'000);
+  EXPECT_EQ(replay_->calls, 1);
+  EXPECT_EQ(replay_->last_position, *latest.nats_position);
+  EXPECT_EQ(replay_->last_max_messages, 50u);
+  EXPECT_EQ(replay_->last_max_body_bytes, 2048u);
+  EXPECT_EQ(replay_->status_during_read, "recovering");
+  EXPECT_EQ(r->handled, 3u);
+  EXPECT_EQ(r->pending, 2u);
+  EXPECT_EQ(r->replayed, 5u);
+  EXPECT_EQ(r->truncated, 0u);
+  EXPECT_DOUBLE_EQ(r->timings.replay_ms, 7.0);  // the fake clock moved 7 ms during the read
+  EXPECT_DOUBLE_EQ(r->timings.load_ms, 0.0);
+  EXPECT_DOUBLE_EQ(r->timings.total_ms, 7.0);
+  EXPECT_LE(r->prompt_tokens, 4000u);
+  EXPECT_EQ(r->prompt_tokens, CountTokens(r->prompt));
+  EXPECT_EQ(StoredStatus(), "active");
+  EXPECT_EQ(events_->log(), (std::vector<std::string>{"status:recovering@recovering",
+                                                      "status:active@active", "restored@active"}));
+  nlohmann::json ev = events_->restored().at(0);
+  EXPECT_EQ(ev["checkpointId"], latest.checkpoint_id);
+  EXPECT_EQ(ev["sequenceNumber"], 3);
+  EXPECT_EQ(ev["stale"], false);
+  EXPECT_EQ(ev["skippedCorrupt"], 0);
+  EXPECT_EQ(ev["handled"], 3);
+  EXPECT_EQ(ev["pending"], 2);
+  EXPECT_EQ(ev["replayed"], 5);
+  EXPECT_EQ(ev["truncated"], 0);
+  EXPECT_EQ(ev["promptTokens"], r->prompt_tokens);
+  EXPECT_EQ(ev["replayMs"], 7.0);
+  EXPECT_EQ(ev["totalMs"], 7.0);
+  for (const char* k : {"loadMs", "workspaceMs", "promptMs", "resumeMs", "coldStart"}) {
+    EXPECT_TRUE(ev.contains(k)) << k;
+  }
+}
+
+TEST_F(RestorerTest, CorruptedLatestFallsBackToThePrevious) {
+  Put(1);
+  Checkpoint second = Put(2);
+  Checkpoint third = Put(3);
+  Corrupt(3);
+  auto r = Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->sequence_number, 2);
+  EXPECT_EQ(r->checkpoint_id, second.checkpoint_id);
+  ASSERT_EQ(r->skipped.size(), 1u);
+  EXPECT_EQ(r->skipped[0].sequence_number, 3);
+  EXPECT_FALSE(r->skipped[0].reason.empty());
+  EXPECT_NE(r->prompt.find("FALLBACK USED: 1 newer checkpoint"), std::string::npos);
+  EXPECT_NE(r->prompt.find("sequence 3"), std::string::npos);
+  nlohmann::json ev = events_->restored().at(0);
+  EXPECT_EQ(ev["skippedCorrupt"], 1);
+  EXPECT_EQ(ev["skipped"][0]["sequenceNumber"], 3);
+  EXPECT_EQ(replay_->last_position, *second.nats_position);  // replay from the one used
+}
+
+TEST_F(RestorerTest, OldCheckpointIsUsedAndMarkedStale) {
+  Checkpoint cp = Put(3);
+  env_.SetUnixMillis(cp.timestamp_ms + 900'001);
+  auto r = Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->stale);
+  EXPECT_EQ(r->checkpoint_id, cp.checkpoint_id);
+  EXPECT_NE(r->prompt.find("STALE CHECKPOINT"), std::string::npos);
+  EXPECT_NE(r->prompt.find("Re-verify external state"), std::string::npos);
+  EXPECT_EQ(events_->restored().at(0)["stale"], true);
+
+  env_.SetUnixMillis(cp.timestamp_ms + 900'000);  // exactly at the limit: not stale
+  auto fresh = Run();
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_FALSE(fresh->stale);
+  EXPECT_EQ(fresh->prompt.find("STALE"), std::string::npos);
+
+  RestoreOptions strict;
+  strict.stale_after_ms = 30'000;
+  auto r2 = Run(strict);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_TRUE(r2->stale);
+}
+
+TEST_F(RestorerTest, ReplayFailureIsAWarningNotAFailedRestore) {
+  Put(3);
+  replay_->error = UnavailableError("no JetStream responders");
+  auto r = Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NE(r->replay_error.find("no JetStream responders"), std::string::npos);
+  EXPECT_NE(r->prompt.find("REPLAY UNAVAILABLE"), std::string::npos);
+  EXPECT_EQ(events_->restored().at(0)["replayError"], r->replay_error);
+  EXPECT_EQ(StoredStatus(), "active");
+}
+
+TEST_F(RestorerTest, NoReplaySourceSaysSoInThePrompt) {
+  Put(3);
+  auto r = Run(RestoreOptions{}, /*with_replay=*/false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->prompt.find("No message stream is configured"), std::string::npos);
+}
+
+TEST_F(RestorerTest, TruncatedReplayAndMaxCheckpointStayWithinTheLimit) {
+  Checkpoint max = testing::LoadFixtureCheckpoint("checkpoint-max.json");
+  max.agent_id = kAgent;
+  max.sequence_number = 5;
+  max.timestamp_ms = env_.NowUnixMillis() - 1000;
+  auto sealed = Seal(max);
+  ASSERT_TRUE(sealed.ok()) << sealed.status().ToString();
+  ASSERT_TRUE(store_->Put(*sealed, PutOptions{}).ok());
+  replay_->result = MakeReplay(50, 40, 2048);
+  replay_->result.truncated = 113;
+  auto r = Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->truncated, 113u);
+  EXPECT_EQ(r->replayed, 50u);
+  EXPECT_LE(r->prompt_tokens, 4000u);
+  EXPECT_LE(CountTokens(r->prompt), 4000u);
+  EXPECT_NE(r->prompt.find("REPLAY TRUNCATED: 113 older messages"), std::string::npos);
+  EXPECT_EQ(events_->restored().at(0)["truncated"], 113);
+  EXPECT_FALSE(r->prompt_cut.empty());
+}
+
+TEST_F(RestorerTest, StoreFailureFailsTheRestoreAndPublishesFailed) {
+  // A store whose reads fail (the real SQLite store behind it for the status).
+  class UnreadableStore : public CheckpointStore {
+   public:
+    explicit UnreadableStore(CheckpointStore* real) : real_(real) {}
+    StatusOr<PutResult> Put(const SealedCheckpoint& cp, const PutOptions& o) override {
+      return real_->Put(cp, o);
+    }
+    StatusOr<LatestVerified> GetLatestVerified(const std::string&) override {
+      return UnavailableError("database is locked");
+    }
+    StatusOr<Checkpoint> GetById(const std::string& a, const std::string& id) override {
+      return real_->GetById(a, id);
+    }
+    StatusOr<Checkpoint> GetBySequence(const std::string& a, int64_t s) override {
+      return real_->GetBySequence(a, s);
+    }
+    StatusOr<std::vector<CheckpointInfo>> List(const std::string& a, int l) override {
+      return real_->List(a, l);
+    }
+    StatusOr<int> Prune(const std::string& a, int k) override { return real_->Prune(a, k); }
+    StatusOr<int> DeleteExpired(int64_t now) override { return real_->DeleteExpired(now); }
+    StatusOr<AgentRecord> GetAgent(const std::string& a) override { return real_->GetAgent(a); }
+    Status SetAgentStatus(const std::string& a, const std::string& s, int64_t t) override {
+      return real_->SetAgentStatus(a, s, t);
+    }
+    Status Ping() override { return real_->Ping(); }
+
+   private:
+    CheckpointStore* real_;
+  };
+  UnreadableStore broken(store_.get());
+  Restorer r(&env_, &broken, replay_.get(), events_.get(), RestoreOptions{});
+  auto result = r.Run(kAgent);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(events_->log(),
+            (std::vector<std::string>{"status:recovering@recovering", "failed:UNAVAILABLE"}));
+  EXPECT_TRUE(events_->restored().empty());
+}
+
+TEST_F(RestorerTest, ConcurrentRunsAreSerialised) {
+  Put(3);
+  Restorer r(&env_, store_.get(), replay_.get(), events_.get(), RestoreOptions{});
+  std::thread a([&] { EXPECT_TRUE(r.Run(kAgent).ok()); });
+  std::thread b([&] { EXPECT_TRUE(r.Run(kAgent).ok()); });
+  a.join();
+  b.join();
+  std::vector<std::string> one = {"status:recovering@recovering", "status:active@active",
+                                  "restored@active"};
+  std::vector<std::string> want = one;
+  want.insert(want.end(), one.begin(), one.end());
+  EXPECT_EQ(events_->log(), want);
+}
+
+}  // namespace
+}  // namespace agentckpt

@@ -1,0 +1,224 @@
+// SqliteStore specifics beyond the CheckpointStore contract: the file, its schema and its
+// durability settings.
+#include "store/sqlite_store.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <latch>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/store/raw_sqlite.h"
+#include "tests/store/store_test_util.h"
+#include "tests/store/sync_counting_vfs.h"
+#include "tests/support/temp_dir.h"
+
+namespace agentckpt::testing {
+namespace {
+
+std::unique_ptr<SqliteStore> OpenOrFail(const std::string& path) {
+  auto store = SqliteStore::Open(path);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? std::move(store).value() : nullptr;
+}
+
+TEST(SqliteStoreTest, OpenCreatesParentDirectoriesAndRecordsTheSchema) {
+  TempDir dir;
+  const std::string path = dir.File("a/b/c/checkpoints.db");
+  auto store = OpenOrFail(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(std::filesystem::is_regular_file(path));
+  EXPECT_EQ(store->path(), path);
+  auto version = store->SchemaVersion();
+  STORE_ASSERT_OK(version);
+  EXPECT_EQ(*version, 1);
+
+  RawSqlite raw(path);
+  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 1);
+  EXPECT_EQ(raw.QueryInt("SELECT version FROM schema_migrations"), 1);
+  EXPECT_FALSE(raw.QueryText("SELECT description FROM schema_migrations").empty());
+  EXPECT_GT(raw.QueryInt("SELECT applied_at_ms FROM schema_migrations"), 0);
+  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM sqlite_master WHERE name IN "
+                         "('checkpoints', 'agents')"),
+            2);
+}
+
+TEST(SqliteStoreTest, ReopeningKeepsDataAndDoesNotMigrateAgain) {
+  TempDir dir;
+  const std::string path = dir.File("checkpoints.db");
+  SealedCheckpoint sealed = SealForTest(LoadFixtureCheckpoint("checkpoint-max.json"));
+  {
+    auto store = OpenOrFail(path);
+    ASSERT_NE(store, nullptr);
+    STORE_ASSERT_OK(store->Put(sealed, PutOptions{}));
+    STORE_ASSERT_OK(store->SetAgentStatus(sealed.doc.agent_id, "stopped", 77));
+  }
+  auto store = OpenOrFail(path);
+  ASSERT_NE(store, nullptr);
+  auto latest = store->GetLatestVerified(sealed.doc.agent_id);
+  STORE_ASSERT_OK(latest);
+  ExpectSameCheckpoint(latest->checkpoint, sealed.doc);
+  auto agent = store->GetAgent(sealed.doc.agent_id);
+  STORE_ASSERT_OK(agent);
+  EXPECT_EQ(agent->status, "stopped");
+  EXPECT_EQ(agent->last_sequence, sealed.doc.sequence_number);
+  RawSqlite raw(path);
+  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 1);
+}
+
+TEST(SqliteStoreTest, AFileFromANewerVersionIsRefused) {
+  TempDir dir;
+  const std::string path = dir.File("checkpoints.db");
+  ASSERT_NE(OpenOrFail(path), nullptr);
+  {
+    RawSqlite raw(path);
+    ASSERT_TRUE(raw.Exec("INSERT INTO schema_migrations VALUES (99, 'from the future', 1)"));
+  }
+  auto store = SqliteStore::Open(path);
+  STORE_EXPECT_CODE(store, kFailedPrecondition);
+  EXPECT_NE(store.status().message().find("99"), std::string::npos) << store.status().ToString();
+  RawSqlite raw(path);  // and the file is left as it was
+  EXPECT_EQ(raw.QueryInt("SELECT max(version) FROM schema_migrations"), 99);
+}
+
+TEST(SqliteStoreTest, NotADatabaseIsDataLoss) {
+  TempDir dir;
+  const std::string path = dir.File("checkpoints.db");
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < 200; ++i) out << "this is a text file, not an SQLite database\n";
+  }
+  STORE_EXPECT_CODE(SqliteStore::Open(path), kDataLoss);
+}
+
+TEST(SqliteStoreTest, AMissingFileIsNotCreatedWhenAskedNotTo) {
+  TempDir dir;
+  const std::string path = dir.File("absent.db");
+  SqliteStoreOptions options;
+  options.create_if_missing = false;
+  STORE_EXPECT_CODE(SqliteStore::Open(path, options), kUnavailable);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  STORE_EXPECT_CODE(SqliteStore::Open(""), kInvalidArgument);
+}
+
+TEST(SqliteStoreTest, UsesTheWriteAheadLog) {
+  TempDir dir;
+  const std::string path = dir.File("checkpoints.db");
+  auto store = OpenOrFail(path);
+  ASSERT_NE(store, nullptr);
+  STORE_ASSERT_OK(store->Put(SealedAt("agent-a", 1), PutOptions{}));
+  EXPECT_TRUE(std::filesystem::exists(path + "-wal"));
+  RawSqlite raw(path);  // journal_mode=WAL is a property of the file, seen by every connection
+  EXPECT_EQ(raw.QueryText("PRAGMA journal_mode"), "wal");
+}
+
+// synchronous is a per-connection setting that cannot be read from another connection or
+// process, so it is checked by what it does: at synchronous=FULL (or EXTRA) in WAL mode every
+// commit fsyncs the log; at NORMAL a commit does not (only checkpoints do).
+TEST(SqliteStoreTest, EveryPutIsSyncedToTheLog) {
+  TempDir dir;
+  SyncCountingVfs vfs;
+  {
+    auto store = OpenOrFail(dir.File("checkpoints.db"));
+    ASSERT_NE(store, nullptr);
+    // The first commit into a fresh log also syncs the log header; measure the later ones.
+    STORE_ASSERT_OK(store->Put(SealedAt("agent-a", 1), PutOptions{}));
+    for (int64_t s = 2; s <= 4; ++s) {
+      vfs.Reset();
+      STORE_ASSERT_OK(store->Put(SealedAt("agent-a", s), PutOptions{}));
+      EXPECT_GE(vfs.wal_syncs(), 1) << "put " << s << " returned before the log was synced";
+    }
+  }
+  // The same probe tells a connection at synchronous=NORMAL apart: no sync per commit.
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.File("control.db").c_str(), &db), SQLITE_OK);
+    auto exec = [&](const char* sql) {
+      EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    };
+    exec("PRAGMA journal_mode=WAL");
+    exec("PRAGMA synchronous=NORMAL");
+    exec("CREATE TABLE t (x BLOB)");
+    exec("INSERT INTO t VALUES (randomblob(20000))");
+    vfs.Reset();
+    exec("INSERT INTO t VALUES (randomblob(20000))");
+    EXPECT_EQ(vfs.wal_syncs(), 0);
+    sqlite3_close(db);
+  }
+}
+
+TEST(SqliteStoreTest, TwoConnectionsToOneFileNeverOverwriteEachOther) {
+  TempDir dir;
+  const std::string path = dir.File("checkpoints.db");
+  auto first = OpenOrFail(path);
+  auto second = OpenOrFail(path);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  SealedCheckpoint mine = SealedAt("agent-a", 1);
+  Checkpoint theirs = MakeCheckpoint("agent-a", 1);
+  theirs.checkpoint_id = TestUuid(0xbeef, 1);
+  STORE_ASSERT_OK(first->Put(mine, PutOptions{}));
+  STORE_EXPECT_CODE(second->Put(SealForTest(theirs), PutOptions{}), kAlreadyExists);
+  auto seen = second->GetLatestVerified("agent-a");
+  STORE_ASSERT_OK(seen);
+  ExpectSameCheckpoint(seen->checkpoint, mine.doc);
+  STORE_EXPECT_OK(second->Put(SealedAt("agent-a", 2), PutOptions{}));
+  STORE_EXPECT_CODE(first->Put(SealedAt("agent-a", 2), PutOptions{}), kAlreadyExists);
+}
+
+// The sidecar and the CLI may open a fresh file at the same moment: both must succeed, and the
+// schema must be created once.
+TEST(SqliteStoreTest, SimultaneousFirstOpensAllSucceed) {
+  for (int round = 0; round < 10; ++round) {
+    TempDir dir;
+    const std::string path = dir.File("checkpoints.db");
+    constexpr int kOpeners = 4;
+    Status results[kOpeners];
+    std::latch start(kOpeners);
+    std::vector<std::thread> openers;
+    for (int i = 0; i < kOpeners; ++i) {
+      openers.emplace_back([&, i] {
+        start.arrive_and_wait();
+        auto store = SqliteStore::Open(path);
+        results[i] = StatusOf(store);
+        if (store.ok())
+          results[i] =
+              (*store)->Put(SealedAt("agent-" + std::to_string(i), 1), PutOptions{}).status();
+      });
+    }
+    for (auto& t : openers) t.join();
+    for (int i = 0; i < kOpeners; ++i) {
+      EXPECT_TRUE(results[i].ok())
+          << "round " << round << ", opener " << i << ": " << results[i].ToString();
+    }
+    RawSqlite raw(path);
+    EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 1);
+    EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM checkpoints"), kOpeners);
+  }
+}
+
+TEST(SqliteStoreTest, IntegrityCheckPassesOnAHealthyFile) {
+  TempDir dir;
+  auto store = OpenOrFail(dir.File("checkpoints.db"));
+  ASSERT_NE(store, nullptr);
+  for (int64_t s = 1; s <= 20; ++s) {
+    STORE_ASSERT_OK(store->Put(SealedAt("agent-a", s), PutOptions{5}));
+  }
+  STORE_EXPECT_OK(store->CheckIntegrity());
+  STORE_EXPECT_OK(store->Ping());
+}
+
+TEST(SqliteStoreTest, RejectsAnUnsealedCheckpoint) {
+  TempDir dir;
+  auto store = OpenOrFail(dir.File("checkpoints.db"));
+  ASSERT_NE(store, nullptr);
+  SealedCheckpoint unsealed{MakeCheckpoint("agent-a", 1), ""};
+  STORE_EXPECT_CODE(store->Put(unsealed, PutOptions{}), kInvalidArgument);
+  STORE_EXPECT_CODE(store->GetLatestVerified("agent-a"), kNotFound);
+}
+
+}  // namespace
+}  // namespace agentckpt::testing
