@@ -1,11 +1,10 @@
 #include "store/firestore_http.h"
 
+#include <cpprest/http_client.h>
+
 #include <algorithm>
 #include <chrono>
 #include <exception>
-
-#include <cpprest/http_client.h>
-#include <spdlog/spdlog.h>
 
 #include "store/firestore_auth.h"
 
@@ -30,17 +29,27 @@ StatusCode CodeFromName(const std::string& name) {
 
 StatusCode CodeFromHttp(int http_status) {
   switch (http_status) {
-    case 400: return StatusCode::kInvalidArgument;
-    case 401: return StatusCode::kUnauthenticated;
-    case 403: return StatusCode::kPermissionDenied;
-    case 404: return StatusCode::kNotFound;
-    case 409: return StatusCode::kAlreadyExists;
-    case 412: return StatusCode::kFailedPrecondition;
-    case 429: return StatusCode::kResourceExhausted;
+    case 400:
+      return StatusCode::kInvalidArgument;
+    case 401:
+      return StatusCode::kUnauthenticated;
+    case 403:
+      return StatusCode::kPermissionDenied;
+    case 404:
+      return StatusCode::kNotFound;
+    case 409:
+      return StatusCode::kAlreadyExists;
+    case 412:
+      return StatusCode::kFailedPrecondition;
+    case 429:
+      return StatusCode::kResourceExhausted;
     case 502:
-    case 503: return StatusCode::kUnavailable;
-    case 504: return StatusCode::kDeadlineExceeded;
-    default: return StatusCode::kInternal;
+    case 503:
+      return StatusCode::kUnavailable;
+    case 504:
+      return StatusCode::kDeadlineExceeded;
+    default:
+      return StatusCode::kInternal;
   }
 }
 
@@ -173,8 +182,7 @@ StatusOr<nlohmann::json> FirestoreHttp::Call(const std::string& method, const st
   if (info == nullptr) info = &local;
   *info = CallInfo();
   const std::string payload = body ? body->dump() : std::string();
-  const int64_t deadline =
-      options_.env->NowMonotonicMicros() + options_.overall_deadline_ms * 1000;
+  const int64_t deadline = options_.env->NowMonotonicMicros() + options_.overall_deadline_ms * 1000;
   bool refreshed_token = false;
   Status last;
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
@@ -198,22 +206,19 @@ StatusOr<nlohmann::json> FirestoreHttp::Call(const std::string& method, const st
       if (reply->status != 429) info->maybe_applied_earlier = true;
     } else {
       last = reply.status();
-      if (last.code() != StatusCode::kUnavailable &&
-          last.code() != StatusCode::kDeadlineExceeded) {
+      if (last.code() != StatusCode::kUnavailable && last.code() != StatusCode::kDeadlineExceeded) {
         return last;  // e.g. credentials could not be obtained
       }
       info->maybe_applied_earlier = true;
     }
     int64_t wait = BackoffMicros(attempt);
     if (options_.env->NowMonotonicMicros() + wait >= deadline) break;
-    spdlog::debug("Firestore {} {}: attempt {} failed ({}), retrying", method, path, attempt,
-                  last.ToString());
     options_.env->SleepForMicros(wait);
   }
   if (last.code() == StatusCode::kDeadlineExceeded) return last;
-  return Status(StatusCode::kUnavailable,
-                "Firestore " + path + " failed after " + std::to_string(info->attempts) +
-                    " attempts: " + last.ToString());
+  return Status(StatusCode::kUnavailable, "Firestore " + path + " failed after " +
+                                              std::to_string(info->attempts) +
+                                              " attempts: " + last.ToString());
 }
 
 }  // namespace agentckpt

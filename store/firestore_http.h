@@ -10,9 +10,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/env.h"
 #include "common/status.h"
@@ -46,9 +45,9 @@ Status FirestoreErrorStatus(int http_status, const std::string& body);
 bool IsRetryableHttpStatus(int http_status, const std::string& body);
 
 struct FirestoreHttpOptions {
-  std::string base_url;            // "https://firestore.googleapis.com" or "http://host:port"
-  TokenSource* tokens = nullptr;   // null: no Authorization header (emulator)
-  Env* env = nullptr;              // Env::Default() when null
+  std::string base_url;           // "https://firestore.googleapis.com" or "http://host:port"
+  TokenSource* tokens = nullptr;  // null: no Authorization header (emulator)
+  Env* env = nullptr;             // Env::Default() when null
   int64_t request_timeout_ms = 10'000;
   int64_t overall_deadline_ms = 30'000;  // for one Call, all attempts and waits included
   int64_t initial_backoff_ms = 50;

@@ -145,8 +145,8 @@ StatusOr<json> FirestoreFieldsToJson(const json& fields, const std::string& path
   if (!fields.is_object()) return InvalidArgumentError(path + ": fields must be an object");
   json out = json::object();
   for (auto it = fields.begin(); it != fields.end(); ++it) {
-    ASSIGN_OR_RETURN(json v,
-                     FirestoreValueToJson(it.value(), path.empty() ? it.key() : path + "." + it.key()));
+    ASSIGN_OR_RETURN(
+        json v, FirestoreValueToJson(it.value(), path.empty() ? it.key() : path + "." + it.key()));
     out[it.key()] = std::move(v);
   }
   return out;

@@ -10,10 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "checkpoint/canonical.h"
 #include "common/status.h"
@@ -33,8 +32,7 @@ StatusOr<nlohmann::json> JsonToFirestoreFields(const nlohmann::json& object);
 
 // Decodes a Firestore Value to plain JSON (see above). kInvalidArgument naming `path` for an
 // unknown or malformed value.
-StatusOr<nlohmann::json> FirestoreValueToJson(const nlohmann::json& value,
-                                              const std::string& path);
+StatusOr<nlohmann::json> FirestoreValueToJson(const nlohmann::json& value, const std::string& path);
 // Decodes a "fields" map (a missing map is an empty object).
 StatusOr<nlohmann::json> FirestoreFieldsToJson(const nlohmann::json& fields,
                                                const std::string& path);

@@ -1,6 +1,7 @@
 #include <string>
 
 #include "store/checkpoint_store.h"
+#include "store/firestore_store.h"
 #include "store/sqlite_store.h"
 
 namespace agentckpt {
@@ -14,9 +15,14 @@ StatusOr<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& url) {
     if (!store.ok()) return store.status();
     return std::unique_ptr<CheckpointStore>(std::move(store).value());
   }
-  // Further schemes are added here (firestore://projects/P/databases/D).
+  if (url.rfind("firestore://", 0) == 0) {
+    auto store = FirestoreStore::OpenUrl(url);
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<CheckpointStore>(std::move(store).value());
+  }
   return InvalidArgumentError("CKPT_STORE: unknown store URL \"" + url +
-                              "\" (expected sqlite:///path/to/file.db)");
+                              "\" (expected sqlite:///path/to/file.db or "
+                              "firestore://projects/P/databases/D)");
 }
 
 }  // namespace agentckpt

@@ -1,0 +1,60 @@
+// EmulatorServer: a Firestore-compatible REST v1 server on cpprestsdk's http_listener, backed
+// by a DocumentDb, with fault injection.
+//
+// Firestore surface (under /v1/): documents get (GET), patch (PATCH with updateMask.fieldPaths
+// and currentDocument.* query parameters), delete (DELETE), list (GET on a collection),
+// :commit, :batchGet, :runQuery, :beginTransaction and :rollback. Errors use Firestore's
+// {"error":{"code","message","status"}} body and HTTP status.
+//
+// Emulator control (not Firestore): GET / answers "Ok"; DELETE
+// /emulator/v1/projects/P/databases/D/documents clears a database (as Google's emulator does);
+// GET /emulator/v1/stats returns request and fault counters, DELETE resets them; PUT
+// /emulator/v1/faults replaces the fault settings with a FaultConfig JSON object.
+//
+// Faults, drawn per /v1/ request from a seeded generator: with `drop_rate` the request is
+// processed and the connection then dropped without a complete reply (the client cannot tell
+// whether it was applied); with `error_rate` it is refused with `error_status` before being
+// processed; with `delay_rate` it is processed after `delay_ms` (past a client's timeout this is
+// a timed-out request that was applied). Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "common/status.h"
+#include "tools/firestore_emulator/document_db.h"
+
+namespace agentckpt::emulator {
+
+struct FaultConfig {
+  double error_rate = 0;
+  int error_status = 503;
+  double delay_rate = 0;
+  int delay_ms = 0;
+  double drop_rate = 0;
+};
+
+// FaultConfig <-> {"errorRate", "errorStatus", "delayRate", "delayMs", "dropRate"}.
+nlohmann::json FaultConfigToJson(const FaultConfig& f);
+StatusOr<FaultConfig> FaultConfigFromJson(const nlohmann::json& j);
+
+class EmulatorServer {
+ public:
+  EmulatorServer(std::string host, int port, FaultConfig faults, uint64_t seed);
+  ~EmulatorServer();
+
+  // Starts listening. kUnavailable if the address cannot be bound.
+  Status Start();
+  void Stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace agentckpt::emulator
