@@ -5,8 +5,12 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "common/ids.h"
+#include "common/status_macros.h"
+#include "sidecar/nkey.h"
 
 namespace agentckpt {
 namespace {
@@ -144,7 +148,8 @@ const std::vector<SettingSpec>& SettingSpecs() {
       {"workspace-dir", "WORKSPACE_DIR", "", "the agent's git working tree (optional)"},
       {"nats-creds", "NATS_CREDS", "", "NATS user credentials file (JWT + seed)"},
       {"nats-nkey-seed", "NATS_NKEY_SEED", "", "file holding the NATS user NKey seed"},
-      {"nats-nkey", "NATS_NKEY", "", "the NATS user NKey public key (with NATS_NKEY_SEED)"},
+      {"nats-nkey", "NATS_NKEY", "",
+       "the NATS user NKey public key; derived from NATS_NKEY_SEED when unset"},
       {"nats-user", "NATS_USER", "", "NATS user name (with NATS_PASSWORD)"},
       {"nats-password", "NATS_PASSWORD", "", "NATS password (with NATS_USER)"},
       {"nats-tls-ca", "NATS_TLS_CA", "", "CA certificate file for the NATS server's TLS"},
@@ -192,14 +197,16 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   }
   RETURN_IF_ERROR(r.String("nats-url", &c.nats_url));
   if (c.nats_url.find("://") == std::string::npos) {
-    return Resolver::Bad("nats-url", "expected a URL like nats://host:4222, got \"" +
-                                         c.nats_url + "\"");
+    return Resolver::Bad("nats-url",
+                         "expected a URL like nats://host:4222, got \"" + c.nats_url + "\"");
   }
   c.store_url = "sqlite://agentckpt-data/" + c.agent_id + ".db";
   RETURN_IF_ERROR(r.String("store", &c.store_url));
   if (c.store_url.rfind("sqlite://", 0) != 0 && c.store_url.rfind("firestore://", 0) != 0) {
-    return Resolver::Bad("store", "expected sqlite://PATH or firestore://projects/P/databases/D, "
-                                  "got \"" + c.store_url + "\"");
+    return Resolver::Bad("store",
+                         "expected sqlite://PATH or firestore://projects/P/databases/D, "
+                         "got \"" +
+                             c.store_url + "\"");
   }
   if (c.store_url == "sqlite://" || c.store_url == "sqlite:///") {
     return Resolver::Bad("store", "missing path");
@@ -225,9 +232,19 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   RETURN_IF_ERROR(r.String("nats-nkey-seed", &c.nats_nkey_seed));
   RETURN_IF_ERROR(CheckFile("nats-nkey-seed", c.nats_nkey_seed));
   RETURN_IF_ERROR(r.String("nats-nkey", &c.nats_nkey));
-  if (c.nats_nkey_seed.empty() != c.nats_nkey.empty()) {
-    return Resolver::Bad(c.nats_nkey.empty() ? "nats-nkey" : "nats-nkey-seed",
-                         "NATS_NKEY and NATS_NKEY_SEED must be set together");
+  if (!c.nats_nkey.empty() && c.nats_nkey_seed.empty()) {
+    return Resolver::Bad("nats-nkey", "NATS_NKEY needs NATS_NKEY_SEED");
+  }
+  if (!c.nats_nkey_seed.empty()) {
+    std::ifstream in(c.nats_nkey_seed);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto derived = NKeyPublicFromSeedText(text.str());
+    if (!derived.ok()) return Resolver::Bad("nats-nkey-seed", derived.status().message());
+    if (!c.nats_nkey.empty() && c.nats_nkey != *derived) {
+      return Resolver::Bad("nats-nkey", "does not match the public key of NATS_NKEY_SEED");
+    }
+    c.nats_nkey = *derived;
   }
   if (!c.nats_creds.empty() && !c.nats_nkey_seed.empty()) {
     return Resolver::Bad("nats-nkey-seed", "NATS_CREDS and NATS_NKEY_SEED are exclusive");
@@ -258,8 +275,8 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   RETURN_IF_ERROR(r.String("log-level", &c.log_level));
   if (c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
       c.log_level != "error") {
-    return Resolver::Bad("log-level", "expected debug, info, warn or error, got \"" +
-                                          c.log_level + "\"");
+    return Resolver::Bad("log-level",
+                         "expected debug, info, warn or error, got \"" + c.log_level + "\"");
   }
   return c;
 }

@@ -14,20 +14,20 @@
 namespace agentckpt {
 
 struct SidecarConfig {
-  std::string agent_id;                       // AGENT_ID (required)
+  std::string agent_id;  // AGENT_ID (required)
   std::string nats_url = "nats://127.0.0.1:4222";
-  std::string store_url;                      // CKPT_STORE; default sqlite://agentckpt-data/ID.db
-  std::string http_host = "127.0.0.1";        // CKPT_HTTP_ADDR host part
-  int http_port = 8787;                       // CKPT_HTTP_ADDR port part
+  std::string store_url;                // CKPT_STORE; default sqlite://agentckpt-data/ID.db
+  std::string http_host = "127.0.0.1";  // CKPT_HTTP_ADDR host part
+  int http_port = 8787;                 // CKPT_HTTP_ADDR port part
   int period_s = 300;
   int keep = 48;
   int ttl_days = 7;
-  std::string js_stream;                      // both empty or both set
+  std::string js_stream;  // both empty or both set
   std::string js_consumer;
-  std::string workspace_dir;                  // empty: no workspace in checkpoints
-  std::string nats_creds;                     // file paths / values; empty when unset
+  std::string workspace_dir;  // empty: no workspace in checkpoints
+  std::string nats_creds;     // file paths / values; empty when unset
   std::string nats_nkey_seed;
-  std::string nats_nkey;
+  std::string nats_nkey;  // NATS_NKEY, or derived from the seed
   std::string nats_user;
   std::string nats_password;
   std::string nats_tls_ca;

@@ -4,6 +4,7 @@
 
 #include "checkpoint/checkpoint_json.h"
 #include "checkpoint/limits.h"
+#include "common/status_macros.h"
 
 namespace agentckpt {
 
@@ -49,6 +50,15 @@ json ContextState::Encode(const Content& c) {
   return j;
 }
 
+namespace {
+Status ShuttingDown() { return UnavailableError("the sidecar is shutting down"); }
+}  // namespace
+
+void ContextState::Freeze() {
+  std::lock_guard<std::mutex> lock(mu_);
+  frozen_ = true;
+}
+
 ContextUpdate ContextState::Commit(Content next) {
   ContextUpdate u;
   if (next == content_) {
@@ -68,11 +78,13 @@ ContextUpdate ContextState::Commit(Content next) {
 StatusOr<ContextUpdate> ContextState::Replace(const json& body) {
   ASSIGN_OR_RETURN(Content next, Decode(body));
   std::lock_guard<std::mutex> lock(mu_);
+  if (frozen_) return ShuttingDown();
   return Commit(std::move(next));
 }
 
 StatusOr<ContextUpdate> ContextState::MergePatch(const json& patch) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (frozen_) return ShuttingDown();
   json doc = Encode(content_);
   try {
     doc.merge_patch(patch);
@@ -88,6 +100,7 @@ StatusOr<ContextUpdate> ContextState::AppendToolCall(const json& entry) {
   if (!e.ok()) return e.status();
   ToolCallEntry normalized = NormalizeToolCallEntry(std::move(e).value());
   std::lock_guard<std::mutex> lock(mu_);
+  if (frozen_) return ShuttingDown();
   Content next = content_;
   auto& log = next.summary.tool_call_log;
   log.push_back(std::move(normalized));

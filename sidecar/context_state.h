@@ -9,9 +9,8 @@
 
 #include <cstdint>
 #include <mutex>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "checkpoint/checkpoint.h"
 #include "common/status.h"
@@ -40,7 +39,7 @@ class ContextState {
   // PUT /v1/context: replaces the whole context with `body`, an object with "contextSummary"
   // (required), "activeTask" (object or null/absent) and "workspace" (object or null/absent).
   // Summaries are cut per the schema (checkpoint/limits.h). kInvalidArgument whose message starts
-  // with the offending field's path.
+  // with the offending field's path; kUnavailable after Freeze().
   StatusOr<ContextUpdate> Replace(const nlohmann::json& body);
 
   // PATCH /v1/context: applies an RFC 7386 merge patch to the context's JSON form, then validates
@@ -54,6 +53,10 @@ class ContextState {
   // Sets the context from a restored checkpoint without counting it as a change (the revision
   // stays, so no periodic checkpoint repeats what the store already holds).
   void Seed(const Checkpoint& cp);
+
+  // Stops intake for shutdown: every later Replace/MergePatch/AppendToolCall fails with
+  // kUnavailable, so a final checkpoint taken after Freeze holds every accepted change.
+  void Freeze();
 
   // A copy of the current context.
   ContextSnapshot Snapshot() const;
@@ -75,6 +78,7 @@ class ContextState {
   mutable std::mutex mu_;
   Content content_;
   uint64_t revision_ = 0;
+  bool frozen_ = false;
 };
 
 }  // namespace agentckpt

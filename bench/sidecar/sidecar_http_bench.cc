@@ -1,0 +1,165 @@
+// Benchmark of the running sidecar (the real `agentckpt run` process, a real nats-server with the
+// agent's JetStream consumer, the default SQLite store):
+//   1. POST /v1/checkpoints over localhost until 201, with the 16k reference fixture as the
+//      context: latency p50/p99/max over N calls (default 1,000), client side and as reported
+//      by the sidecar (durationMs).
+//   2. Idle: resident set size and CPU time used over a few seconds with no requests.
+// Usage: sidecar_http_bench [calls] [idle_seconds]
+#include <cpprest/http_client.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/sidecar/sidecar_process.h"
+#include "tests/support/jetstream_fixture.h"
+#include "tests/support/nats_server.h"
+#include "tests/support/temp_dir.h"
+
+namespace {
+
+using agentckpt::testing::FixtureContextBody;
+using agentckpt::testing::HttpCall;
+using agentckpt::testing::JetStreamTestClient;
+using agentckpt::testing::NatsServerProcess;
+using agentckpt::testing::PickFreePort;
+using agentckpt::testing::SidecarProcess;
+using agentckpt::testing::TempDir;
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+long RssKb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return -1;
+}
+
+// utime + stime of the process, in clock ticks.
+long CpuTicks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream rest(all.substr(all.rfind(')') + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::atol(field.c_str());
+    if (i == 15) stime = std::atol(field.c_str());
+  }
+  return utime + stime;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int calls = argc > 1 ? std::atoi(argv[1]) : 1000;
+  int idle_s = argc > 2 ? std::atoi(argv[2]) : 5;
+  setenv("AGENTCKPT_BIN", AGENTCKPT_BIN_DEFAULT, 0);
+  setenv("AGENTCKPT_SHARED_DIR", AGENTCKPT_SHARED_DIR_DEFAULT, 0);
+
+  NatsServerProcess nats;
+  auto js = JetStreamTestClient::Connect(nats.url());
+  if (!js.ok() || !(*js)->CreateStream("INBOX", {"inbox.>"}).ok() ||
+      !(*js)->CreateDurablePullConsumer("INBOX", "agent", "inbox.bench-agent.>").ok() ||
+      !(*js)->PublishN("inbox.bench-agent.task", 20, "m").ok() ||
+      !(*js)->FetchAndAckThrough("INBOX", "agent", 12).ok()) {
+    std::fprintf(stderr, "JetStream setup failed\n");
+    return 1;
+  }
+  TempDir dir;
+  int port = PickFreePort();
+  SidecarProcess sidecar({{"AGENT_ID", "bench-agent"},
+                          {"NATS_URL", nats.url()},
+                          {"CKPT_STORE", "sqlite://" + dir.File("store.db")},
+                          {"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port)},
+                          {"JS_STREAM", "INBOX"},
+                          {"JS_CONSUMER", "agent"},
+                          {"CKPT_LOG_LEVEL", "warn"}},
+                         dir.path());
+  if (!sidecar.WaitHealthy(port)) {
+    std::fprintf(stderr, "sidecar did not start:\n%s\n", sidecar.Stderr().c_str());
+    return 1;
+  }
+  if (HttpCall(port, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status !=
+      200) {
+    std::fprintf(stderr, "PUT /v1/context failed\n");
+    return 1;
+  }
+
+  web::http::client::http_client client("http://127.0.0.1:" + std::to_string(port));
+  std::vector<double> client_ms, server_ms;
+  int64_t size = 0;
+  for (int i = 0; i < calls + 20; ++i) {  // the first 20 warm up and are not counted
+    web::http::http_request req(web::http::methods::POST);
+    req.set_request_uri("/v1/checkpoints");
+    req.set_body(std::string(R"({"trigger":"manual"})"), "application/json");
+    auto start = std::chrono::steady_clock::now();
+    web::http::http_response resp = client.request(req).get();
+    std::string body = resp.extract_utf8string(true).get();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (resp.status_code() != 201) {
+      std::fprintf(stderr, "call %d: HTTP %d %s\n", i, resp.status_code(), body.c_str());
+      return 1;
+    }
+    if (i < 20) continue;
+    auto j = nlohmann::json::parse(body);
+    client_ms.push_back(ms);
+    server_ms.push_back(j["durationMs"].get<double>());
+    size = j["sizeBytes"].get<int64_t>();
+  }
+  std::printf("POST /v1/checkpoints -> 201, 16k fixture (checkpoint %lld bytes), %d calls\n",
+              static_cast<long long>(size), calls);
+  std::printf("  client round trip: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
+              Percentile(client_ms, 0.50), Percentile(client_ms, 0.99),
+              *std::max_element(client_ms.begin(), client_ms.end()));
+  std::printf("  sidecar durationMs: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
+              Percentile(server_ms, 0.50), Percentile(server_ms, 0.99),
+              *std::max_element(server_ms.begin(), server_ms.end()));
+
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  long ticks_before = CpuTicks(sidecar.pid());
+  std::this_thread::sleep_for(std::chrono::seconds(idle_s));
+  long ticks_after = CpuTicks(sidecar.pid());
+  double cpu_s =
+      static_cast<double>(ticks_after - ticks_before) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::printf("idle after the run: RSS %.1f MB, CPU %.3f s over %d s (%.2f%%)\n",
+              static_cast<double>(RssKb(sidecar.pid())) / 1024.0, cpu_s, idle_s,
+              100.0 * cpu_s / idle_s);
+
+  // A fresh sidecar that has only started (no context yet), for the idle baseline.
+  int port2 = PickFreePort();
+  SidecarProcess fresh({{"AGENT_ID", "bench-idle"},
+                        {"NATS_URL", nats.url()},
+                        {"CKPT_STORE", "sqlite://" + dir.File("idle.db")},
+                        {"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port2)},
+                        {"CKPT_LOG_LEVEL", "warn"}},
+                       dir.path());
+  if (fresh.WaitHealthy(port2)) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    long t0 = CpuTicks(fresh.pid());
+    std::this_thread::sleep_for(std::chrono::seconds(idle_s));
+    long t1 = CpuTicks(fresh.pid());
+    double s = static_cast<double>(t1 - t0) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    std::printf("idle fresh sidecar: RSS %.1f MB, CPU %.3f s over %d s (%.2f%%)\n",
+                static_cast<double>(RssKb(fresh.pid())) / 1024.0, s, idle_s, 100.0 * s / idle_s);
+  }
+  fresh.Signal(SIGTERM);
+  sidecar.Signal(SIGTERM);
+  return 0;
+}

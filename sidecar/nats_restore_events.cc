@@ -1,0 +1,33 @@
+#include "sidecar/nats_restore_events.h"
+
+#include "common/time_format.h"
+#include "sidecar/json_log.h"
+
+namespace agentckpt {
+
+NatsRestoreEvents::NatsRestoreEvents(NatsLink* link, Env* env) : link_(link), env_(env) {}
+
+void NatsRestoreEvents::Publish(const std::string& event, const std::string& subject,
+                                const nlohmann::json& payload) {
+  Status s = link_->Publish(event, subject,
+                            payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  if (!s.ok()) LogWarn("event dropped", {{"event", event}, {"reason", s.ToString()}});
+}
+
+void NatsRestoreEvents::PublishStatus(const std::string& agent_id, const std::string& status) {
+  Publish("status", "agent." + agent_id + ".status",
+          {{"agentId", agent_id},
+           {"status", status},
+           {"at", FormatRfc3339Millis(env_->NowUnixMillis())}});
+}
+
+void NatsRestoreEvents::PublishRestored(const std::string& agent_id, const RestoreResult& result) {
+  Publish("checkpoint.restored", "agent." + agent_id + ".checkpoint.restored", result.EventJson());
+}
+
+void NatsRestoreEvents::PublishFailed(const std::string& agent_id, const Status& status) {
+  Publish("checkpoint.failed", "agent." + agent_id + ".checkpoint.failed",
+          {{"operation", "restore"}, {"reason", status.ToString()}});
+}
+
+}  // namespace agentckpt

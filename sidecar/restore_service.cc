@@ -1,0 +1,55 @@
+#include "sidecar/restore_service.h"
+
+#include <chrono>
+
+namespace agentckpt {
+namespace {
+
+RestoreOptions OptionsFrom(const SidecarConfig& c) {
+  RestoreOptions o;
+  o.stale_after_ms = c.stale_after_s * 1000;
+  o.replay_max = static_cast<size_t>(c.replay_max);
+  o.prompt_max_tokens = static_cast<size_t>(c.prompt_max_tokens);
+  o.workspace_dir = c.workspace_dir;
+  return o;
+}
+
+}  // namespace
+
+RestoreService::RestoreService(Env* env, CheckpointStore* store, NatsLink* link,
+                               const SidecarConfig& config)
+    : agent_id_(config.agent_id),
+      replay_(config.js_stream.empty()
+                  ? nullptr
+                  : std::make_unique<JetStreamReplaySource>(link->connection(),
+                                                            std::chrono::milliseconds(5000), env)),
+      events_(link, env),
+      restorer_(env, store, replay_.get(), &events_, OptionsFrom(config)) {}
+
+StatusOr<nlohmann::json> RestoreService::Run() {
+  auto result = restorer_.Run(agent_id_);
+  if (!result.ok()) {
+    if (metrics_ != nullptr) metrics_->CountRestoreFailure();
+    return result.status();
+  }
+  if (metrics_ != nullptr) metrics_->ObserveRestore(result->timings.total_ms / 1000.0);
+  nlohmann::json j = result->EventJson();
+  j["prompt"] = result->prompt;
+  std::lock_guard<std::mutex> lock(mu_);
+  last_ = j;
+  if (!result->cold_start) last_checkpoint_id_ = result->checkpoint_id;
+  return j;
+}
+
+StatusOr<nlohmann::json> RestoreService::Last() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!last_) return NotFoundError("no restoration has run yet");
+  return *last_;
+}
+
+std::optional<std::string> RestoreService::last_checkpoint_id() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_checkpoint_id_;
+}
+
+}  // namespace agentckpt

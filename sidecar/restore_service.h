@@ -1,0 +1,50 @@
+// RestoreService: the sidecar's restore entry points (start, POST /v1/restore, GET
+// /v1/restoration, agent.{id}.checkpoint.restore) on top of the Restorer, with JetStream replay
+// over the sidecar's NATS connection. Keeps the last result. Thread-safe (the Restorer
+// serialises runs).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "common/env.h"
+#include "replay/jetstream_replay.h"
+#include "restore/restorer.h"
+#include "sidecar/config.h"
+#include "sidecar/metrics.h"
+#include "sidecar/nats_link.h"
+#include "sidecar/nats_restore_events.h"
+#include "store/checkpoint_store.h"
+
+namespace agentckpt {
+
+class RestoreService {
+ public:
+  // Pointers are borrowed and must outlive the service.
+  RestoreService(Env* env, CheckpointStore* store, NatsLink* link, const SidecarConfig& config);
+
+  // Runs a restore; on success returns the result JSON (the checkpoint.restored metadata plus
+  // "prompt") and keeps it for Last(). Errors as Restorer::Run.
+  StatusOr<nlohmann::json> Run();
+  // The last successful result's JSON; kNotFound when no restore has completed.
+  StatusOr<nlohmann::json> Last() const;
+  // Where restore durations and failures are counted (may stay null).
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+  // The checkpoint the last restore used, if any, to seed the context.
+  std::optional<std::string> last_checkpoint_id() const;
+
+ private:
+  std::string agent_id_;
+  Metrics* metrics_ = nullptr;
+  std::unique_ptr<JetStreamReplaySource> replay_;
+  NatsRestoreEvents events_;
+  Restorer restorer_;
+  mutable std::mutex mu_;
+  std::optional<nlohmann::json> last_;
+  std::optional<std::string> last_checkpoint_id_;
+};
+
+}  // namespace agentckpt

@@ -1,0 +1,76 @@
+// Sidecar: the `agentckpt run` daemon assembled from its parts: the store, the NATS link, the
+// context, the checkpoint writer (five triggers), the HTTP API, the NATS control subjects and,
+// when built in, restore. Start() brings it up; Shutdown() runs the pre_shutdown sequence.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "common/env.h"
+#include "common/status.h"
+#include "sidecar/api_router.h"
+#include "sidecar/checkpoint_writer.h"
+#include "sidecar/config.h"
+#include "sidecar/context_state.h"
+#include "sidecar/http_server.h"
+#include "sidecar/metrics.h"
+#include "sidecar/nats_link.h"
+#include "store/checkpoint_store.h"
+
+namespace agentckpt {
+
+class RestoreService;
+
+class Sidecar {
+ public:
+  // Opens the store and the NATS connection (which keeps retrying if the server is down).
+  // kInvalidArgument naming the setting for an unusable setting; kUnavailable/kDataLoss/... from
+  // the store.
+  static StatusOr<std::unique_ptr<Sidecar>> Create(const SidecarConfig& config, Env* env);
+  ~Sidecar();
+
+  // Seeds the context from the latest verified checkpoint, starts the HTTP API, subscribes to
+  // the control subjects, runs the start-up restore (when built in and enabled) and starts the
+  // periodic trigger. kUnavailable if the HTTP address cannot be bound.
+  Status Start();
+
+  // Stops the periodic trigger, writes the pre_shutdown checkpoint, flushes NATS (bounded),
+  // stops the HTTP API and closes NATS. Returns the checkpoint's status. Call once.
+  Status Shutdown();
+
+  // Stops the periodic trigger and the HTTP API and closes NATS, without a checkpoint (for a
+  // failed start). Idempotent; also done by the destructor.
+  void Stop();
+
+  // True when restore is built in.
+  static bool RestoreAvailable();
+
+ private:
+  Sidecar(const SidecarConfig& config, Env* env);
+  void PeriodicLoop();
+  void OnCreateRequest(const NatsRequest& req);
+  void OnRestoreRequest(const NatsRequest& req);
+  void Respond(const NatsRequest& req, const nlohmann::json& body);
+  nlohmann::json Readiness();
+  std::string Subject(const std::string& suffix) const;
+
+  SidecarConfig config_;
+  Env* env_;
+  Metrics metrics_;
+  std::unique_ptr<CheckpointStore> store_;
+  std::unique_ptr<NatsLink> nats_;
+  ContextState context_;
+  std::unique_ptr<CheckpointWriter> writer_;
+  std::unique_ptr<RestoreService> restore_;
+  std::unique_ptr<ApiRouter> router_;
+  std::unique_ptr<HttpServer> http_;
+
+  std::mutex periodic_mu_;
+  std::condition_variable periodic_cv_;
+  bool stopping_ = false;
+  std::thread periodic_;
+};
+
+}  // namespace agentckpt

@@ -1,0 +1,114 @@
+#include "tests/sidecar/sidecar_test_env.h"
+
+namespace agentckpt::testing {
+
+void SidecarEnvTest::SetUp() {
+  nats_ = std::make_unique<NatsServerProcess>();
+  auto js = JetStreamTestClient::Connect(nats_->url());
+  ASSERT_TRUE(js.ok()) << js.status().ToString();
+  js_ = std::move(js).value();
+  ASSERT_TRUE(js_->CreateStream("INBOX", {"inbox.>"}).ok());
+  ASSERT_TRUE(
+      js_->CreateDurablePullConsumer("INBOX", "agent", std::string("inbox.") + kProcAgent + ".>")
+          .ok());
+  // A separate connection for events that reconnects quickly and forever (outage tests).
+  natsOptions* opts = nullptr;
+  ASSERT_EQ(natsOptions_Create(&opts), NATS_OK);
+  natsOptions_SetURL(opts, nats_->url().c_str());
+  natsOptions_SetMaxReconnect(opts, -1);
+  natsOptions_SetReconnectWait(opts, 50);
+  natsOptions_SetReconnectBufSize(opts, 1 << 20);
+  ASSERT_EQ(natsConnection_Connect(&events_nc_, opts), NATS_OK);
+  natsOptions_Destroy(opts);
+  std::string subject = std::string("agent.") + kProcAgent + ".checkpoint.>";
+  ASSERT_EQ(natsConnection_SubscribeSync(&events_, events_nc_, subject.c_str()), NATS_OK);
+  ASSERT_EQ(natsConnection_FlushTimeout(events_nc_, 2000), NATS_OK);
+  port_ = PickFreePort();
+}
+
+void SidecarEnvTest::TearDown() {
+  if (events_ != nullptr) natsSubscription_Destroy(events_);
+  if (events_nc_ != nullptr) {
+    natsConnection_Close(events_nc_);
+    natsConnection_Destroy(events_nc_);
+  }
+  js_.reset();
+  nats_.reset();
+}
+
+std::map<std::string, std::string> SidecarEnvTest::SidecarEnv(
+    const std::map<std::string, std::string>& overrides) const {
+  std::map<std::string, std::string> env = {
+      {"AGENT_ID", kProcAgent},
+      {"NATS_URL", nats_->url()},
+      {"CKPT_STORE", "sqlite://" + dir_.File("store.db")},
+      {"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port_)},
+      {"JS_STREAM", "INBOX"},
+      {"JS_CONSUMER", "agent"},
+      {"CKPT_PERIOD_S", "3600"},
+      {"CKPT_RESTORE_ON_START", "false"},
+      {"CKPT_NATS_RECONNECT_WAIT_MS", "200"},
+  };
+  for (const auto& [k, v] : overrides) env[k] = v;
+  return env;
+}
+
+std::unique_ptr<SidecarProcess> SidecarEnvTest::StartSidecar(
+    const std::map<std::string, std::string>& overrides) {
+  auto p = std::make_unique<SidecarProcess>(SidecarEnv(overrides), dir_.path());
+  bool healthy = p->WaitHealthy(port_);
+  EXPECT_TRUE(healthy) << "stdout:\n" << p->Stdout() << "\nstderr:\n" << p->Stderr();
+  return p;
+}
+
+std::unique_ptr<CheckpointStore> SidecarEnvTest::OpenTestStore() const {
+  auto store = OpenStore("sqlite://" + dir_.File("store.db"));
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? std::move(store).value() : nullptr;
+}
+
+std::vector<CheckpointInfo> SidecarEnvTest::ListCheckpoints() const {
+  auto store = OpenTestStore();
+  if (!store) return {};
+  auto list = store->List(kProcAgent, 1000);
+  EXPECT_TRUE(list.ok()) << list.status().ToString();
+  return list.ok() ? *list : std::vector<CheckpointInfo>{};
+}
+
+nlohmann::json SidecarEnvTest::NextEvent(int timeout_ms) {
+  natsMsg* msg = nullptr;
+  while (true) {
+    if (natsSubscription_NextMsg(&msg, events_, timeout_ms) != NATS_OK) return nullptr;
+    std::string subject = natsMsg_GetSubject(msg);
+    // Requests (checkpoint.create / checkpoint.restore) share the prefix; skip them.
+    if (subject.size() > 7 && (subject.compare(subject.size() - 7, 7, ".create") == 0 ||
+                               subject.compare(subject.size() - 8, 8, ".restore") == 0)) {
+      natsMsg_Destroy(msg);
+      continue;
+    }
+    break;
+  }
+  nlohmann::json out = {
+      {"subject", natsMsg_GetSubject(msg)},
+      {"data", nlohmann::json::parse(std::string(natsMsg_GetData(msg),
+                                                 static_cast<size_t>(natsMsg_GetDataLength(msg))),
+                                     nullptr, false)}};
+  natsMsg_Destroy(msg);
+  return out;
+}
+
+nlohmann::json SidecarEnvTest::Request(const std::string& subject, const std::string& body,
+                                       int timeout_ms) {
+  natsMsg* reply = nullptr;
+  if (natsConnection_RequestString(&reply, events_nc_, subject.c_str(), body.c_str(), timeout_ms) !=
+      NATS_OK) {
+    return nullptr;
+  }
+  auto out = nlohmann::json::parse(
+      std::string(natsMsg_GetData(reply), static_cast<size_t>(natsMsg_GetDataLength(reply))),
+      nullptr, false);
+  natsMsg_Destroy(reply);
+  return out;
+}
+
+}  // namespace agentckpt::testing
