@@ -20,6 +20,7 @@ Status CheckText(const std::string& s, const std::string& path, size_t max_chars
                  bool allow_empty) {
   if (!IsValidUtf8(s)) return Bad(path, "not valid UTF-8");
   if (!allow_empty && s.empty()) return Bad(path, "must not be empty");
+  if (s.size() <= max_chars) return OkStatus();  // bytes >= characters
   size_t n = Utf8Length(s);
   if (n > max_chars) {
     return Bad(path, "longer than " + std::to_string(max_chars) + " characters (" +
@@ -56,9 +57,17 @@ std::string Tail(const std::string& s, size_t max_chars) {
 
 }  // namespace
 
+// Makes `*s` valid UTF-8 of at most `max_chars` characters, keeping its head (or its tail), in
+// place; strings that already fit are not copied.
+static void Fit(std::string* s, size_t max_chars, bool keep_tail) {
+  if (!IsValidUtf8(*s)) *s = Utf8Sanitize(*s);
+  if (s->size() <= max_chars) return;  // bytes >= characters: it fits
+  *s = keep_tail ? Tail(*s, max_chars) : Cut(*s, max_chars);
+}
+
 ToolCallEntry NormalizeToolCallEntry(ToolCallEntry e) {
-  e.input_summary = Cut(Utf8Sanitize(e.input_summary), limits::kToolInputSummaryChars);
-  e.output_summary = Cut(Utf8Sanitize(e.output_summary), limits::kToolOutputSummaryChars);
+  Fit(&e.input_summary, limits::kToolInputSummaryChars, false);
+  Fit(&e.output_summary, limits::kToolOutputSummaryChars, false);
   return e;
 }
 
@@ -67,10 +76,13 @@ void NormalizeContextSummary(ContextSummary* c) {
   if (log.size() > limits::kToolCallLogEntries) {
     log.erase(log.begin(), log.end() - static_cast<long>(limits::kToolCallLogEntries));
   }
-  for (auto& e : log) e = NormalizeToolCallEntry(std::move(e));
-  c->gathering_results = Cut(Utf8Sanitize(c->gathering_results), limits::kGatheringResultsChars);
-  c->draft_content = Tail(Utf8Sanitize(c->draft_content), limits::kDraftContentChars);
-  for (auto& item : c->plan_outline) item = Cut(Utf8Sanitize(item), limits::kPlanItemChars);
+  for (auto& e : log) {
+    Fit(&e.input_summary, limits::kToolInputSummaryChars, false);
+    Fit(&e.output_summary, limits::kToolOutputSummaryChars, false);
+  }
+  Fit(&c->gathering_results, limits::kGatheringResultsChars, false);
+  Fit(&c->draft_content, limits::kDraftContentChars, true);
+  for (auto& item : c->plan_outline) Fit(&item, limits::kPlanItemChars, false);
 }
 
 Status ValidateActiveTask(const ActiveTask& t, const std::string& path) {

@@ -5,6 +5,7 @@
 //
 // Each put is a full checkpoint write as the sidecar does it: seal (normalize, canonical JSON,
 // SHA-256) + one transaction with the insert and retention pruning (keep 48).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,8 +24,29 @@
 namespace agentckpt::bench {
 namespace {
 
+// The floor under any durable write on this disk: a 16 KiB pwrite + fdatasync of a file in
+// `dir`, overwriting in place (as a WAL does once it has wrapped).
+void PrintFsyncBaseline(int iterations, const std::string& dir) {
+  std::string path = dir + "/bench-fsync-" + std::to_string(::getpid()) + ".dat";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return;
+  std::string block(16384, 'x');
+  Latencies sync;
+  for (int i = 0; i < iterations + 20; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (::pwrite(fd, block.data(), block.size(), (i % 64) * 16384L) < 0 || ::fdatasync(fd) != 0) {
+      break;
+    }
+    if (i >= 20) sync.Add(MicrosSince(t0));
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+  sync.Print("baseline: 16 KiB pwrite + fdatasync");
+}
+
 int Run(int iterations, const std::string& dir, const std::string& fixtures) {
   std::printf("store_bench: %d iterations per fixture, database in %s\n", iterations, dir.c_str());
+  PrintFsyncBaseline(iterations, dir);
   for (const char* name : {"checkpoint-16k.json", "checkpoint-max.json"}) {
     auto text = Env::Default()->ReadFile(fixtures + "/" + name);
     if (!text.ok()) {
