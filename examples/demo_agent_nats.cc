@@ -89,7 +89,7 @@ std::vector<InboxMessage> Nats::FetchAndAck(
   Check(js_PullSubscribe(&sub, js_, filter.c_str(), agent.c_str(), nullptr, &so, nullptr),
         "bind to the durable consumer");
   natsMsgList list{};
-  natsStatus s = natsSubscription_Fetch(&list, sub, max, 500, nullptr);
+  natsStatus s = natsSubscription_Fetch(&list, sub, max, 100, nullptr);
   if (s == NATS_OK) {
     for (int i = 0; i < list.Count; ++i) {
       natsMsg* m = list.Msgs[i];
