@@ -63,6 +63,10 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
   if (rc != SQLITE_OK) return store->Error("cannot switch to WAL", rc);
   RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
   RETURN_IF_ERROR(store->Exec("PRAGMA foreign_keys=ON"));
+  // Debian builds SQLite with SECURE_DELETE, which zero-fills every pruned document through the
+  // WAL on each put. FAST still clears deleted content on b-tree pages but not on freed overflow
+  // pages, and the next put reuses those pages at once: about a quarter less I/O per put.
+  RETURN_IF_ERROR(store->Exec("PRAGMA secure_delete=FAST"));
   // Checkpoint the WAL every ~4000 pages (16 MB) rather than SQLite's default 1000: the pages
   // every put touches (index leaves, the agent row, the header) are copied back once per
   // checkpoint, so fewer, larger checkpoints write less in total and stall fewer puts.

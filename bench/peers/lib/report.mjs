@@ -146,6 +146,11 @@ export function renderMarkdown({ repo, opts, machine, runs, fsync, startedAt, fi
         md.push(`agentckpt's write includes sealing (canonical JSON + SHA-256, no I/O): ` +
           `p50 ${fmt(seal.p50)} ms, p99 ${fmt(seal.p99)} ms.`, '');
       }
+      const floor = run.sides.agentckpt[fixture].baseline;
+      if (floor) {
+        md.push(`The disk's fsync floor, measured by store_bench just before its side ` +
+          `(16 KiB pwrite + fdatasync): p50 ${fmt(floor.p50)} ms, p99 ${fmt(floor.p99)} ms.`, '');
+      }
       md.push(goalLine(run, fixture), '');
     }
   });

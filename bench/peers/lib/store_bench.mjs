@@ -25,3 +25,16 @@ export function parseStoreBench(text) {
   if (Object.keys(out).length === 0) throw new Error(`no figures in store_bench output:\n${text}`);
   return out;
 }
+
+// The disk's fsync floor store_bench measures first (16 KiB pwrite + fdatasync), or null.
+const BASELINE = new RegExp(
+  String.raw`^baseline: 16 KiB pwrite \+ fdatasync\s+n=(\d+)\s+p50=\s*([\d.]+) ms\s+` +
+    String.raw`p90=\s*([\d.]+) ms\s+p99=\s*([\d.]+) ms`);
+
+export function parseFsyncBaseline(text) {
+  for (const line of text.split('\n')) {
+    const m = BASELINE.exec(line.trim());
+    if (m) return { n: Number(m[1]), p50: Number(m[2]), p99: Number(m[4]) };
+  }
+  return null;
+}
