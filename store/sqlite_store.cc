@@ -76,6 +76,9 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
     sqlite3_stmt** stmt;
     const char* sql;
   } prepared[] = {
+      {&store->begin_, "BEGIN IMMEDIATE"},
+      {&store->commit_, "COMMIT"},
+      {&store->rollback_, "ROLLBACK"},
       {&store->insert_,
        "INSERT INTO checkpoints (agent_id, sequence, checkpoint_id, timestamp_ms, trigger_reason,"
        " size_bytes, expire_at_ms, content_sha256, document) VALUES (?,?,?,?,?,?,?,?,?)"},
@@ -112,7 +115,7 @@ SqliteStore::SqliteStore(sqlite3* db, std::string path, SqliteStoreOptions optio
     : db_(db), path_(std::move(path)), options_(options) {}
 
 SqliteStore::~SqliteStore() {
-  for (sqlite3_stmt* s : {insert_, last_seq_, bump_agent_, prune_, next_older_seq_, read_by_seq_,
+  for (sqlite3_stmt* s : {begin_, commit_, rollback_, insert_, last_seq_, bump_agent_, prune_, next_older_seq_, read_by_seq_,
                           seq_by_id_, list_, delete_expired_, get_agent_, set_status_}) {
     sqlite3_finalize(s);
   }

@@ -73,6 +73,11 @@ class SqliteStore final : public CheckpointStore {
   sqlite3* db_;
   std::string path_;
   SqliteStoreOptions options_;
+  // Runs a prepared statement that returns no rows (BEGIN, COMMIT, ROLLBACK).
+  Status Step(sqlite3_stmt* stmt, const char* what);
+  sqlite3_stmt* begin_ = nullptr;
+  sqlite3_stmt* commit_ = nullptr;
+  sqlite3_stmt* rollback_ = nullptr;
   sqlite3_stmt* insert_ = nullptr;
   sqlite3_stmt* last_seq_ = nullptr;
   sqlite3_stmt* bump_agent_ = nullptr;

@@ -50,7 +50,7 @@ StatusOr<PutResult> SqliteStore::Put(const SealedCheckpoint& sealed, const PutOp
     return InvalidArgumentError("Put needs a sealed checkpoint (see Seal)");
   }
   std::lock_guard<std::mutex> lock(mu_);
-  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  RETURN_IF_ERROR(Step(begin_, "cannot begin transaction"));
   auto body = [&]() -> StatusOr<PutResult> {
     {
       ScopedReset r(last_seq_);
@@ -99,14 +99,20 @@ StatusOr<PutResult> SqliteStore::Put(const SealedCheckpoint& sealed, const PutOp
   };
   StatusOr<PutResult> result = body();
   if (!result.ok()) {
-    (void)Exec("ROLLBACK");
+    (void)Step(rollback_, "cannot roll back");
     return result.status();
   }
-  if (Status s = Exec("COMMIT"); !s.ok()) {
-    (void)Exec("ROLLBACK");
+  if (Status s = Step(commit_, "cannot commit"); !s.ok()) {
+    (void)Step(rollback_, "cannot roll back");
     return s;
   }
   return result;
+}
+
+Status SqliteStore::Step(sqlite3_stmt* stmt, const char* what) {
+  int rc = sqlite3_step(stmt);
+  sqlite3_reset(stmt);
+  return rc == SQLITE_DONE ? OkStatus() : Error(what, rc);
 }
 
 StatusOr<int> SqliteStore::PruneLocked(const std::string& agent_id, int keep) {
