@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -50,8 +52,14 @@ bool WaitForPort(int port, int timeout_ms) {
 }
 
 NatsServerProcess::NatsServerProcess(std::string extra_args) : extra_args_(std::move(extra_args)) {
-  port_ = PickFreePort();
-  Start();
+  // A port from PickFreePort can be taken by a parallel test before the server binds it; Start
+  // reports that (our process exits) and another port is tried.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    port_ = PickFreePort();
+    if (Start()) return;
+  }
+  std::fprintf(stderr, "nats-server did not start (log in %s)\n", store_.path().c_str());
+  std::abort();
 }
 
 NatsServerProcess::~NatsServerProcess() { Kill(); }
@@ -60,7 +68,13 @@ std::string NatsServerProcess::url() const {
   return "nats://127.0.0.1:" + std::to_string(port_);
 }
 
-void NatsServerProcess::Start() {
+bool NatsServerProcess::Start() {
+  const std::string log = store_.path() + "/nats-server.log";
+  size_t log_offset = 0;
+  {
+    std::ifstream in(log, std::ios::binary | std::ios::ate);
+    if (in) log_offset = static_cast<size_t>(in.tellg());
+  }
   std::vector<std::string> args = {"nats-server", "-js",  "-a",  "127.0.0.1",
                                    "-p",          std::to_string(port_), "-sd", store_.path()};
   std::istringstream extra(extra_args_);
@@ -74,18 +88,29 @@ void NatsServerProcess::Start() {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    std::string log = store_.path() + "/nats-server.log";
     std::freopen(log.c_str(), "a", stdout);
     std::freopen(log.c_str(), "a", stderr);
     ::execvp("nats-server", argv.data());
     std::_Exit(127);
   }
-  if (!WaitForPort(port_, 10000)) {
-    std::fprintf(stderr, "nats-server did not start on port %d (log in %s)\n", port_,
-                 store_.path().c_str());
-    Kill();
-    std::abort();
+  // Ready means OUR process says so: something else may be listening on the port.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return false;  // exited: e.g. the port was taken
+    }
+    std::ifstream in(log, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.size() > log_offset && text.find("Server is ready", log_offset) != std::string::npos &&
+        WaitForPort(port_, 100)) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  Kill();
+  return false;
 }
 
 void NatsServerProcess::Kill() {
@@ -98,7 +123,11 @@ void NatsServerProcess::Kill() {
 
 void NatsServerProcess::Restart() {
   Kill();
-  Start();
+  if (!Start()) {
+    std::fprintf(stderr, "nats-server did not restart on port %d (log in %s)\n", port_,
+                 store_.path().c_str());
+    std::abort();
+  }
 }
 
 }  // namespace agentckpt::testing

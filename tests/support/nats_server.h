@@ -32,7 +32,9 @@ class NatsServerProcess {
   void Restart();
 
  private:
-  void Start();
+  // Starts the server on port_; true once this process reports it is ready, false if it exited
+  // (e.g. the port was taken) or did not get ready within 10 s.
+  bool Start();
   TempDir store_;
   std::string extra_args_;
   int port_ = 0;
