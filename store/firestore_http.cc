@@ -96,6 +96,28 @@ bool IsRetryableHttpStatus(int http_status, const std::string& body) {
   return http_status == 409 && ErrorStatusName(body) == "ABORTED";
 }
 
+namespace {
+
+// Sends `request` and reads the whole reply; the one place where cpprestsdk's exceptions become
+// a Status. `what` names the request in error messages ("Firestore request /v1/...").
+StatusOr<HttpReply> Exchange(http_client& client, web::http::http_request& request,
+                             const std::string& what) {
+  try {
+    web::http::http_response response = client.request(request).get();
+    HttpReply reply;
+    reply.status = response.status_code();
+    reply.body = response.extract_utf8string(/*ignore_content_type=*/true).get();
+    return reply;
+  } catch (const web::http::http_exception& e) {
+    if (e.error_code() == std::errc::timed_out) return DeadlineExceededError(what + " timed out");
+    return UnavailableError(what + " failed: " + e.what());
+  } catch (const std::exception& e) {
+    return UnavailableError(what + " failed: " + e.what());
+  }
+}
+
+}  // namespace
+
 StatusOr<HttpReply> HttpOnce(const std::string& method, const std::string& url,
                              const std::map<std::string, std::string>& headers,
                              const std::string& body, const std::string& content_type,
@@ -107,16 +129,7 @@ StatusOr<HttpReply> HttpOnce(const std::string& method, const std::string& url,
     web::http::http_request request(method);
     for (const auto& [name, value] : headers) request.headers().add(name, value);
     if (!body.empty() || method == "POST") request.set_body(body, content_type);
-    web::http::http_response response = client.request(request).get();
-    HttpReply reply;
-    reply.status = response.status_code();
-    reply.body = response.extract_utf8string(/*ignore_content_type=*/true).get();
-    return reply;
-  } catch (const web::http::http_exception& e) {
-    if (e.error_code() == std::errc::timed_out) {
-      return DeadlineExceededError("HTTP request to " + url + " timed out");
-    }
-    return UnavailableError("HTTP request to " + url + " failed: " + e.what());
+    return Exchange(client, request, "HTTP request to " + url);
   } catch (const std::exception& e) {
     return UnavailableError("HTTP request to " + url + " failed: " + e.what());
   }
@@ -150,20 +163,7 @@ StatusOr<HttpReply> FirestoreHttp::SendOnce(const std::string& method, const std
   }
   if (!body.empty()) request.set_body(body, "application/json");
   requests_sent_.fetch_add(1);
-  try {
-    web::http::http_response response = client_->client.request(request).get();
-    HttpReply reply;
-    reply.status = response.status_code();
-    reply.body = response.extract_utf8string(/*ignore_content_type=*/true).get();
-    return reply;
-  } catch (const web::http::http_exception& e) {
-    if (e.error_code() == std::errc::timed_out) {
-      return DeadlineExceededError("Firestore request " + path + " timed out");
-    }
-    return UnavailableError("Firestore request " + path + " failed: " + e.what());
-  } catch (const std::exception& e) {
-    return UnavailableError("Firestore request " + path + " failed: " + e.what());
-  }
+  return Exchange(client_->client, request, "Firestore request " + path);
 }
 
 int64_t FirestoreHttp::BackoffMicros(int attempt) {
