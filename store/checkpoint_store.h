@@ -11,6 +11,18 @@
 //                    which skips and reports).
 //   kUnavailable     the store cannot be reached or is busy: retry.
 //   kInvalidArgument bad arguments (e.g. a bad agent id, keep < 1).
+//   kFailedPrecondition the agent's writer lease is not the caller's: AcquireLease while another
+//                    holder's lease is live ("lease held by H (epoch N) until T"), or RenewLease /
+//                    a Put carrying a lease whose epoch was taken over ("lease lost: epoch 3
+//                    taken over by holder X at epoch 4"). Never retried: the writer must stop.
+//
+// Writer lease: one writer per agent. The agent record holds the lease (holder, epoch, expiry).
+// AcquireLease takes it when it is free, expired or already the caller's, raising the epoch on
+// every change of holder; the holder renews it before it expires and releases it on shutdown.
+// A Put whose PutOptions carry a lease checks, in the same transaction/commit as the insert,
+// that the lease's holder and epoch are still the agent's current ones. Expiry is judged only
+// by AcquireLease (with the caller's clock), so a holder whose lease ran out but was not taken
+// over keeps writing.
 #pragma once
 
 #include <cstdint>
@@ -41,16 +53,41 @@ struct CheckpointInfo {
 struct SkippedCheckpoint {
   std::string checkpoint_id;  // may be empty if the row was too damaged to tell
   int64_t sequence_number = 0;
-  std::string reason;         // e.g. "DATA_LOSS: contentSha256 mismatch ..."
+  std::string reason;  // e.g. "DATA_LOSS: contentSha256 mismatch ..."
 };
 
 struct LatestVerified {
-  Checkpoint checkpoint;                  // the newest checkpoint that verifies
-  std::vector<SkippedCheckpoint> skipped; // newer ones that did not, newest first
+  Checkpoint checkpoint;                   // the newest checkpoint that verifies
+  std::vector<SkippedCheckpoint> skipped;  // newer ones that did not, newest first
+};
+
+// Identifies a writer lease: who holds it and at which epoch.
+struct LeaseToken {
+  std::string holder;  // e.g. "pod-7/3f9a1c2b": host or pod name plus a random suffix
+  int64_t epoch = 0;   // raised by one on every change of holder
+};
+
+// A granted lease.
+struct Lease {
+  std::string holder;
+  int64_t epoch = 0;
+  int64_t expires_at_ms = 0;  // Unix ms
+};
+
+// A lease change a store is asked to make (internal to the store implementations).
+struct LeaseChange {
+  bool write = false;  // false: leave the record as it is
+  Lease lease;
 };
 
 struct PutOptions {
+  PutOptions() = default;
+  explicit PutOptions(int keep_newest) : keep(keep_newest) {}
+
   int keep = 48;  // retention: after the put, keep only the newest `keep` checkpoints of the agent
+  // When set, the put succeeds only if this is still the agent's current lease (checked
+  // atomically with the insert); kFailedPrecondition "lease lost: ..." otherwise.
+  std::optional<LeaseToken> lease;
 };
 
 struct PutResult {
@@ -60,9 +97,12 @@ struct PutResult {
 // The per-agent record kept beside the checkpoints (agents/{agentId} in Firestore).
 struct AgentRecord {
   std::string agent_id;
-  std::string status;             // "active", "recovering", "stopped", ...
+  std::string status;  // "active", "recovering", "stopped", ...
   int64_t updated_at_ms = 0;
-  int64_t last_sequence = 0;      // highest sequence number ever written (never goes down)
+  int64_t last_sequence = 0;  // highest sequence number ever written (never goes down)
+  std::string lease_holder;   // "" when no one holds the writer lease (or it was released)
+  int64_t lease_epoch = 0;    // 0 when no lease was ever taken
+  int64_t lease_expires_at_ms = 0;
 };
 
 class CheckpointStore {
@@ -102,7 +142,31 @@ class CheckpointStore {
 
   // Cheap reachability check for readiness probes.
   virtual Status Ping() = 0;
+
+  // Takes the agent's writer lease for `holder` until now_ms + ttl_ms if it is free (never
+  // taken or released), expired at `now_ms`, or already held by `holder` (then the epoch is
+  // kept and the expiry extended). A new holder gets epoch = previous epoch + 1.
+  // kFailedPrecondition "lease held by H (epoch N) until T" while another holder's lease is
+  // live; kUnavailable when the store cannot be reached. Stores that do not implement leases
+  // (the default) return kFailedPrecondition saying so; decorators must forward.
+  virtual StatusOr<Lease> AcquireLease(const std::string& agent_id, const std::string& holder,
+                                       int64_t ttl_ms, int64_t now_ms);
+  // Extends the lease (holder, epoch) to now_ms + ttl_ms. kFailedPrecondition "lease lost: ..."
+  // when the agent's current lease is another holder's or another epoch (even if the caller's
+  // lease has expired, renewing succeeds as long as no one took it over).
+  virtual StatusOr<Lease> RenewLease(const std::string& agent_id, const LeaseToken& lease,
+                                     int64_t ttl_ms, int64_t now_ms);
+  // Gives the lease up so another holder can take it at once (the epoch is kept, the holder
+  // cleared). OK and no change when (holder, epoch) is no longer the current lease.
+  virtual Status ReleaseLease(const std::string& agent_id, const LeaseToken& lease, int64_t now_ms);
 };
+
+// The kFailedPrecondition message for a lease that is no longer (holder, epoch), given the
+// agent's current lease (shared by the stores so clients see one wording).
+std::string LeaseLostMessage(const LeaseToken& mine, const std::string& current_holder,
+                             int64_t current_epoch);
+// The kFailedPrecondition message for a lease held by another holder.
+std::string LeaseHeldMessage(const std::string& holder, int64_t epoch, int64_t expires_at_ms);
 
 // Opens the store named by `url`: "sqlite:///abs/path.db", "sqlite://relative/path.db", or
 // "firestore://projects/P/databases/D" (when built in). kInvalidArgument for an unknown scheme.

@@ -101,7 +101,7 @@ StatusOr<PutResult> FirestoreStore::Put(const SealedCheckpoint& sealed, const Pu
   if (!IsUuidV4(cp.checkpoint_id)) return InvalidArgumentError("checkpointId: not a UUID v4");
   ASSIGN_OR_RETURN(json fields, CheckpointToFirestoreFields(sealed));
   std::lock_guard<std::mutex> lock(write_mu_);
-  StatusOr<PutResult> result = PutLocked(sealed, fields, opts.keep);
+  StatusOr<PutResult> result = PutLocked(sealed, fields, opts);
   if (!result.ok()) {
     // The store's state is not known any more: read it afresh next time.
     agent_cache_.erase(cp.agent_id);
@@ -111,17 +111,33 @@ StatusOr<PutResult> FirestoreStore::Put(const SealedCheckpoint& sealed, const Pu
 }
 
 StatusOr<PutResult> FirestoreStore::PutLocked(const SealedCheckpoint& sealed, const json& fields,
-                                              int keep) {
+                                              const PutOptions& opts) {
   const Checkpoint& cp = sealed.doc;
+  const int keep = opts.keep;
   const std::string snapshot = SnapshotName(cp.agent_id, cp.checkpoint_id);
   Status last_conflict;
   for (int round = 0; round < kConflictRounds; ++round) {
     auto agent_it = agent_cache_.find(cp.agent_id);
-    if (agent_it == agent_cache_.end()) {
+    bool fresh_read = agent_it == agent_cache_.end();
+    if (fresh_read) {
       ASSIGN_OR_RETURN(AgentState fresh, ReadAgent(cp.agent_id));
       agent_it = agent_cache_.emplace(cp.agent_id, std::move(fresh)).first;
     }
     const AgentState agent = agent_it->second;
+    if (opts.lease.has_value() &&
+        (agent.lease_holder != opts.lease->holder || agent.lease_epoch != opts.lease->epoch)) {
+      if (!fresh_read) {  // the cache may be behind: judge on the stored record
+        agent_cache_.erase(cp.agent_id);
+        ASSIGN_OR_RETURN(AgentState reread, ReadAgent(cp.agent_id));
+        agent_cache_[cp.agent_id] = reread;
+        if (reread.lease_holder == opts.lease->holder && reread.lease_epoch == opts.lease->epoch) {
+          continue;
+        }
+      }
+      const AgentState& now = agent_cache_[cp.agent_id];
+      return FailedPreconditionError(
+          LeaseLostMessage(*opts.lease, now.lease_holder, now.lease_epoch));
+    }
     if (cp.sequence_number <= agent.last_sequence) {
       return AlreadyExistsError("sequence " + std::to_string(cp.sequence_number) + " of agent " +
                                 cp.agent_id + " is not above the last written sequence " +
@@ -265,6 +281,15 @@ StatusOr<FirestoreStore::AgentState> FirestoreStore::ReadAgent(const std::string
   if (fields.contains("lastSequence") && fields["lastSequence"].is_number_integer()) {
     state.last_sequence = fields["lastSequence"].get<int64_t>();
   }
+  if (fields.contains("leaseHolder") && fields["leaseHolder"].is_string()) {
+    state.lease_holder = fields["leaseHolder"].get<std::string>();
+  }
+  if (fields.contains("leaseEpoch") && fields["leaseEpoch"].is_number_integer()) {
+    state.lease_epoch = fields["leaseEpoch"].get<int64_t>();
+  }
+  if (fields.contains("leaseExpiresAtMs") && fields["leaseExpiresAtMs"].is_number_integer()) {
+    state.lease_expires_at_ms = fields["leaseExpiresAtMs"].get<int64_t>();
+  }
   return state;
 }
 
@@ -285,6 +310,16 @@ StatusOr<AgentRecord> FirestoreStore::GetAgent(const std::string& agent_id) {
   if ((*fields).contains("updatedAt") && (*fields)["updatedAt"].is_string()) {
     auto ms = ParseRfc3339Millis((*fields)["updatedAt"].get<std::string>());
     if (ms.ok()) record.updated_at_ms = *ms;
+  }
+  const json& f = *fields;
+  if (f.contains("leaseHolder") && f["leaseHolder"].is_string()) {
+    record.lease_holder = f["leaseHolder"].get<std::string>();
+  }
+  if (f.contains("leaseEpoch") && f["leaseEpoch"].is_number_integer()) {
+    record.lease_epoch = f["leaseEpoch"].get<int64_t>();
+  }
+  if (f.contains("leaseExpiresAtMs") && f["leaseExpiresAtMs"].is_number_integer()) {
+    record.lease_expires_at_ms = f["leaseExpiresAtMs"].get<int64_t>();
   }
   return record;
 }

@@ -3,6 +3,7 @@
 // Layout: checkpoints/{agentId}/snapshots/{checkpointId} holds the checkpoint's fields as typed
 // values plus contentSha256; agents/{agentId} holds agentId, status, updatedAt, lastSequence.
 //
+// agents/{agentId} also holds the writer lease: leaseHolder, leaseEpoch, leaseExpiresAtMs.
 // Put is one :commit holding (1) the snapshot with the precondition exists=false, (2) the agent
 // record with lastSequence = the new sequence under an updateTime precondition (exists=false
 // for a new agent), and (3) deletes of the snapshots beyond `keep`. The agent record's
@@ -10,8 +11,12 @@
 // precondition, re-reads the record and gets kAlreadyExists when its sequence is not above
 // lastSequence, so an (agentId, sequenceNumber) is never written twice. The agent record and
 // the listing used for retention are cached from the previous commit, so a steady-state Put is
-// exactly one HTTP request. GetLatestVerified is one :runQuery (ordered by sequenceNumber
-// descending, limit 2) when the newest checkpoint verifies.
+// exactly one HTTP request. A Put carrying a lease checks the cached record's lease and relies
+// on the same updateTime precondition: a takeover rewrites the record, so a stale holder's
+// commit fails, re-reads and gets kFailedPrecondition "lease lost" (still one request per Put
+// in the steady state; this sidecar's own renewals refresh the cached updateTime).
+// GetLatestVerified is one :runQuery (ordered by sequenceNumber descending, limit 2) when the
+// newest checkpoint verifies.
 //
 // A retried commit whose earlier attempt may have been applied (timeout, dropped connection)
 // is resolved by reading the snapshot back: if it holds our contentSha256 the Put succeeded.
@@ -20,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +75,12 @@ class FirestoreStore final : public CheckpointStore {
   Status SetAgentStatus(const std::string& agent_id, const std::string& status,
                         int64_t now_ms) override;
   Status Ping() override;
+  StatusOr<Lease> AcquireLease(const std::string& agent_id, const std::string& holder,
+                               int64_t ttl_ms, int64_t now_ms) override;
+  StatusOr<Lease> RenewLease(const std::string& agent_id, const LeaseToken& lease, int64_t ttl_ms,
+                             int64_t now_ms) override;
+  Status ReleaseLease(const std::string& agent_id, const LeaseToken& lease,
+                      int64_t now_ms) override;
 
   // HTTP requests sent so far, retries included (for benchmarks and tests).
   uint64_t requests_sent() const { return http_->requests_sent(); }
@@ -81,7 +93,12 @@ class FirestoreStore final : public CheckpointStore {
     bool exists = false;
     std::string update_time;
     int64_t last_sequence = 0;
+    std::string lease_holder;
+    int64_t lease_epoch = 0;
+    int64_t lease_expires_at_ms = 0;
   };
+  // Decides the lease to store given the agent's record (write=false: store nothing).
+  using LeaseDecision = std::function<StatusOr<LeaseChange>(const AgentState&)>;
   using Listing = std::map<int64_t, std::string>;  // sequenceNumber -> checkpointId
 
   explicit FirestoreStore(FirestoreStoreOptions options);
@@ -100,7 +117,12 @@ class FirestoreStore final : public CheckpointStore {
   // Decodes and verifies a snapshot document and checks it sits at its own path.
   StatusOr<Checkpoint> DecodeSnapshot(const nlohmann::json& doc, const std::string& agent_id);
   StatusOr<PutResult> PutLocked(const SealedCheckpoint& sealed, const nlohmann::json& fields,
-                                int keep);
+                                const PutOptions& opts);
+  // One lease change: reads the agent record (cached when possible), asks `decide`, and
+  // commits the new lease under the record's updateTime precondition, re-reading on conflict
+  // (firestore_store_lease.cc). Returns what `decide` returned.
+  StatusOr<LeaseChange> ChangeLease(const std::string& agent_id, int64_t now_ms,
+                                    const LeaseDecision& decide);
   StatusOr<int> DeleteDocuments(const std::vector<std::string>& names);
 
   FirestoreStoreOptions options_;

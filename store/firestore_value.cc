@@ -26,6 +26,12 @@ StatusOr<json> DecodeInteger(const json& v, const std::string& path) {
   if (v.is_number_integer()) return v;
   if (!v.is_string()) return InvalidArgumentError(path + ": integerValue must be a string");
   const std::string s = v.get<std::string>();
+  // Only an optional '-' and digits: std::stoull alone would skip leading space and accept a
+  // sign, so " -1" would wrap to 18446744073709551615.
+  size_t digits = !s.empty() && s[0] == '-' ? 1 : 0;
+  if (digits == s.size() || s.find_first_not_of("0123456789", digits) != std::string::npos) {
+    return InvalidArgumentError(path + ": integerValue \"" + s + "\" is not a 64-bit integer");
+  }
   try {
     size_t used = 0;
     if (!s.empty() && s[0] != '-') {

@@ -30,8 +30,16 @@ CREATE TABLE agents (
 );
 )sql";
 
+// Version 2: the agent's writer lease (see CheckpointStore::AcquireLease).
+constexpr char kV2[] = R"sql(
+ALTER TABLE agents ADD COLUMN lease_holder TEXT NOT NULL DEFAULT '';
+ALTER TABLE agents ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE agents ADD COLUMN lease_expires_at_ms INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 const Migration kMigrations[] = {
     {1, "checkpoints and agents tables", kV1},
+    {2, "agent writer lease", kV2},
 };
 
 }  // namespace

@@ -10,26 +10,28 @@
 #include "store/sqlite_schema.h"
 
 namespace agentckpt {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 Status SqliteStore::Error(const char* what, int rc) const {
   std::string msg = std::string(what) + ": " + sqlite3_errstr(rc);
   if (db_ != nullptr && rc != SQLITE_OK) msg += " (" + std::string(sqlite3_errmsg(db_)) + ")";
   msg += " [" + path_ + "]";
   switch (rc & 0xff) {
-    case SQLITE_CONSTRAINT: return AlreadyExistsError(msg);
+    case SQLITE_CONSTRAINT:
+      return AlreadyExistsError(msg);
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: return DataLossError(msg);
+    case SQLITE_NOTADB:
+      return DataLossError(msg);
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
     case SQLITE_IOERR:
     case SQLITE_FULL:
     case SQLITE_CANTOPEN:
     case SQLITE_READONLY:
-    case SQLITE_PROTOCOL: return UnavailableError(msg);
-    default: return InternalError(msg);
+    case SQLITE_PROTOCOL:
+      return UnavailableError(msg);
+    default:
+      return InternalError(msg);
   }
 }
 
@@ -40,7 +42,8 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
   auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty() && options.create_if_missing) {
     std::filesystem::create_directories(parent, ec);
-    if (ec) return UnavailableError("cannot create directory " + parent.string() + ": " + ec.message());
+    if (ec)
+      return UnavailableError("cannot create directory " + parent.string() + ": " + ec.message());
   }
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
@@ -82,7 +85,8 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
       {&store->insert_,
        "INSERT INTO checkpoints (agent_id, sequence, checkpoint_id, timestamp_ms, trigger_reason,"
        " size_bytes, expire_at_ms, content_sha256, document) VALUES (?,?,?,?,?,?,?,?,?)"},
-      {&store->last_seq_, "SELECT last_sequence FROM agents WHERE agent_id = ?"},
+      {&store->last_seq_,
+       "SELECT last_sequence, lease_holder, lease_epoch FROM agents WHERE agent_id = ?"},
       {&store->bump_agent_,
        "INSERT INTO agents (agent_id, last_sequence, updated_at_ms) VALUES (?1, ?2, ?3)"
        " ON CONFLICT (agent_id) DO UPDATE SET last_sequence = max(last_sequence, ?2)"},
@@ -102,7 +106,12 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
        " content_sha256 FROM checkpoints WHERE agent_id = ? ORDER BY sequence DESC LIMIT ?"},
       {&store->delete_expired_, "DELETE FROM checkpoints WHERE expire_at_ms <= ?"},
       {&store->get_agent_,
-       "SELECT status, updated_at_ms, last_sequence FROM agents WHERE agent_id = ?"},
+       "SELECT status, updated_at_ms, last_sequence, lease_holder, lease_epoch,"
+       " lease_expires_at_ms FROM agents WHERE agent_id = ?"},
+      {&store->set_lease_,
+       "INSERT INTO agents (agent_id, updated_at_ms, lease_holder, lease_epoch,"
+       " lease_expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (agent_id) DO UPDATE SET"
+       " updated_at_ms = ?2, lease_holder = ?3, lease_epoch = ?4, lease_expires_at_ms = ?5"},
       {&store->set_status_,
        "INSERT INTO agents (agent_id, status, updated_at_ms) VALUES (?1, ?2, ?3)"
        " ON CONFLICT (agent_id) DO UPDATE SET status = ?2, updated_at_ms = ?3"},
@@ -115,8 +124,9 @@ SqliteStore::SqliteStore(sqlite3* db, std::string path, SqliteStoreOptions optio
     : db_(db), path_(std::move(path)), options_(options) {}
 
 SqliteStore::~SqliteStore() {
-  for (sqlite3_stmt* s : {begin_, commit_, rollback_, insert_, last_seq_, bump_agent_, prune_, next_older_seq_, read_by_seq_,
-                          seq_by_id_, list_, delete_expired_, get_agent_, set_status_}) {
+  for (sqlite3_stmt* s :
+       {begin_, commit_, rollback_, insert_, last_seq_, bump_agent_, prune_, next_older_seq_,
+        read_by_seq_, seq_by_id_, list_, delete_expired_, get_agent_, set_status_, set_lease_}) {
     sqlite3_finalize(s);
   }
   sqlite3_close_v2(db_);
@@ -135,9 +145,9 @@ Status SqliteStore::Prepare(const char* sql, sqlite3_stmt** out) {
 }
 
 Status SqliteStore::Migrate() {
-  RETURN_IF_ERROR(Exec(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
-      " description TEXT NOT NULL, applied_at_ms INTEGER NOT NULL)"));
+  RETURN_IF_ERROR(
+      Exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+           " description TEXT NOT NULL, applied_at_ms INTEGER NOT NULL)"));
   ASSIGN_OR_RETURN(int current, SchemaVersion());
   int count = 0;
   const internal::Migration* migrations = internal::SqliteMigrations(&count);

@@ -2,17 +2,20 @@
 //
 // One SQLite file in WAL mode with synchronous=FULL: when Put returns OK the checkpoint is in
 // the fsynced write-ahead log and survives a process crash or a power loss. Each Put is one
-// IMMEDIATE transaction holding the insert, the agent's sequence high-water mark and the
-// retention pruning. Statements are prepared once. Schema changes go through the
-// schema_migrations table (see docs/checkpoint-format.md, "Embedded store").
+// IMMEDIATE transaction holding the lease check (when the put carries a lease), the insert,
+// the agent's sequence high-water mark and the retention pruning. Statements are prepared once.
+// Schema changes go through the schema_migrations table (see docs/checkpoint-format.md, "Embedded
+// store").
 //
 // Thread-safety: all methods are safe to call concurrently (one connection behind a mutex).
 // Several processes may open the same file (e.g. the CLI next to the sidecar); writers are
 // serialised by SQLite's lock with a busy timeout, after which kUnavailable is returned.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/env.h"
@@ -50,6 +53,12 @@ class SqliteStore final : public CheckpointStore {
   Status SetAgentStatus(const std::string& agent_id, const std::string& status,
                         int64_t now_ms) override;
   Status Ping() override;
+  StatusOr<Lease> AcquireLease(const std::string& agent_id, const std::string& holder,
+                               int64_t ttl_ms, int64_t now_ms) override;
+  StatusOr<Lease> RenewLease(const std::string& agent_id, const LeaseToken& lease, int64_t ttl_ms,
+                             int64_t now_ms) override;
+  Status ReleaseLease(const std::string& agent_id, const LeaseToken& lease,
+                      int64_t now_ms) override;
 
   // Runs PRAGMA integrity_check. kDataLoss with SQLite's findings if the file is damaged.
   Status CheckIntegrity();
@@ -65,6 +74,13 @@ class SqliteStore final : public CheckpointStore {
   Status Prepare(const char* sql, sqlite3_stmt** out);
   Status Error(const char* what, int rc) const;
   StatusOr<int> PruneLocked(const std::string& agent_id, int keep);
+  StatusOr<AgentRecord> GetAgentLocked(const std::string& agent_id);
+  Status SetLeaseLocked(const std::string& agent_id, const Lease& lease, int64_t now_ms);
+  // In one IMMEDIATE transaction: reads the agent's record, asks `decide` for the lease to
+  // store (write=false: store nothing) and stores it. Returns what `decide` returned.
+  using LeaseDecision = std::function<StatusOr<LeaseChange>(const AgentRecord&)>;
+  StatusOr<LeaseChange> LeaseTransaction(const std::string& agent_id, int64_t now_ms,
+                                         const LeaseDecision& decide);
   // Reads and verifies the row at (agent, sequence). kNotFound / kDataLoss.
   StatusOr<Checkpoint> ReadVerifiedLocked(const std::string& agent_id, int64_t sequence,
                                           std::string* checkpoint_id);
@@ -89,6 +105,7 @@ class SqliteStore final : public CheckpointStore {
   sqlite3_stmt* delete_expired_ = nullptr;
   sqlite3_stmt* get_agent_ = nullptr;
   sqlite3_stmt* set_status_ = nullptr;
+  sqlite3_stmt* set_lease_ = nullptr;
 };
 
 }  // namespace agentckpt

@@ -56,13 +56,20 @@ StatusOr<PutResult> SqliteStore::Put(const SealedCheckpoint& sealed, const PutOp
       ScopedReset r(last_seq_);
       BindText(last_seq_, 1, cp.agent_id);
       int rc = sqlite3_step(last_seq_);
-      if (rc == SQLITE_ROW && sqlite3_column_int64(last_seq_, 0) >= cp.sequence_number) {
-        return AlreadyExistsError(
-            "sequence " + std::to_string(cp.sequence_number) + " of agent " + cp.agent_id +
-            " is not above the last written sequence " +
-            std::to_string(sqlite3_column_int64(last_seq_, 0)) + ": another writer got there");
-      }
       if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Error("cannot read last sequence", rc);
+      if (opts.lease.has_value()) {  // before the sequence: a fenced writer learns why
+        std::string holder = rc == SQLITE_ROW ? ColumnText(last_seq_, 1) : std::string();
+        int64_t epoch = rc == SQLITE_ROW ? sqlite3_column_int64(last_seq_, 2) : 0;
+        if (holder != opts.lease->holder || epoch != opts.lease->epoch) {
+          return FailedPreconditionError(LeaseLostMessage(*opts.lease, holder, epoch));
+        }
+      }
+      if (rc == SQLITE_ROW && sqlite3_column_int64(last_seq_, 0) >= cp.sequence_number) {
+        return AlreadyExistsError("sequence " + std::to_string(cp.sequence_number) + " of agent " +
+                                  cp.agent_id + " is not above the last written sequence " +
+                                  std::to_string(sqlite3_column_int64(last_seq_, 0)) +
+                                  ": another writer got there");
+      }
     }
     {
       ScopedReset r(insert_);
@@ -124,8 +131,7 @@ StatusOr<int> SqliteStore::PruneLocked(const std::string& agent_id, int keep) {
   return sqlite3_changes(db_);
 }
 
-StatusOr<Checkpoint> SqliteStore::ReadVerifiedLocked(const std::string& agent_id,
-                                                     int64_t sequence,
+StatusOr<Checkpoint> SqliteStore::ReadVerifiedLocked(const std::string& agent_id, int64_t sequence,
                                                      std::string* checkpoint_id) {
   ScopedReset r(read_by_seq_);
   BindText(read_by_seq_, 1, agent_id);
@@ -253,6 +259,10 @@ StatusOr<int> SqliteStore::DeleteExpired(int64_t now_ms) {
 StatusOr<AgentRecord> SqliteStore::GetAgent(const std::string& agent_id) {
   RETURN_IF_ERROR(ValidateAgentId(agent_id));
   std::lock_guard<std::mutex> lock(mu_);
+  return GetAgentLocked(agent_id);
+}
+
+StatusOr<AgentRecord> SqliteStore::GetAgentLocked(const std::string& agent_id) {
   ScopedReset r(get_agent_);
   BindText(get_agent_, 1, agent_id);
   AgentRecord rec;
@@ -262,6 +272,9 @@ StatusOr<AgentRecord> SqliteStore::GetAgent(const std::string& agent_id) {
     rec.status = ColumnText(get_agent_, 0);
     rec.updated_at_ms = sqlite3_column_int64(get_agent_, 1);
     rec.last_sequence = sqlite3_column_int64(get_agent_, 2);
+    rec.lease_holder = ColumnText(get_agent_, 3);
+    rec.lease_epoch = sqlite3_column_int64(get_agent_, 4);
+    rec.lease_expires_at_ms = sqlite3_column_int64(get_agent_, 5);
   } else if (rc != SQLITE_DONE) {
     return Error("cannot read agent record", rc);
   }
@@ -278,6 +291,18 @@ Status SqliteStore::SetAgentStatus(const std::string& agent_id, const std::strin
   sqlite3_bind_int64(set_status_, 3, now_ms);
   int rc = sqlite3_step(set_status_);
   return rc == SQLITE_DONE ? OkStatus() : Error("cannot set agent status", rc);
+}
+
+Status SqliteStore::SetLeaseLocked(const std::string& agent_id, const Lease& lease,
+                                   int64_t now_ms) {
+  ScopedReset r(set_lease_);
+  BindText(set_lease_, 1, agent_id);
+  sqlite3_bind_int64(set_lease_, 2, now_ms);
+  BindText(set_lease_, 3, lease.holder);
+  sqlite3_bind_int64(set_lease_, 4, lease.epoch);
+  sqlite3_bind_int64(set_lease_, 5, lease.expires_at_ms);
+  int rc = sqlite3_step(set_lease_);
+  return rc == SQLITE_DONE ? OkStatus() : Error("cannot write the agent lease", rc);
 }
 
 Status SqliteStore::Ping() {

@@ -133,7 +133,7 @@ TEST_F(FirestoreFaultTest, RetentionUnderFaultsNeverDropsTheNewestConfirmed) {
   ASSERT_FALSE(outcome.confirmed.empty());
   STORE_ASSERT_OK(clean_->GetBySequence("agent-r", *outcome.confirmed.rbegin()));
   // One clean Put settles retention to exactly `keep`.
-  STORE_ASSERT_OK(store_->Put(SealedAt("agent-r", 41), {keep}));
+  STORE_ASSERT_OK(store_->Put(SealedAt("agent-r", 41), PutOptions(keep)));
   auto listed = clean_->List("agent-r", 1000);
   STORE_ASSERT_OK(listed);
   EXPECT_EQ(listed->size(), static_cast<size_t>(keep));

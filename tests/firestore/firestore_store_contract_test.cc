@@ -27,6 +27,11 @@ class EmulatorEnvironment : public ::testing::Environment {
 
 const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new EmulatorEnvironment);
 
+std::string& LastProject() {
+  static std::string project;
+  return project;
+}
+
 std::unique_ptr<CheckpointStore> OpenFirestoreStore(const std::string& /*temp_dir*/) {
   static std::atomic<int> next{0};
   if (g_emulator == nullptr) {
@@ -34,11 +39,18 @@ std::unique_ptr<CheckpointStore> OpenFirestoreStore(const std::string& /*temp_di
     return nullptr;
   }
   std::string project = "contract-" + std::to_string(next.fetch_add(1));
+  LastProject() = project;
   return OpenEmulatorStore(g_emulator->host_port(), project);
 }
 
+// Another handle on the project the last OpenFirestoreStore made (tests run one at a time).
+std::unique_ptr<CheckpointStore> ReopenFirestoreStore(const std::string& /*temp_dir*/) {
+  if (g_emulator == nullptr || LastProject().empty()) return nullptr;
+  return OpenEmulatorStore(g_emulator->host_port(), LastProject());
+}
+
 INSTANTIATE_TEST_SUITE_P(Firestore, StoreContractTest,
-                         ::testing::Values(StoreFactory{"firestore", OpenFirestoreStore}),
+                         ::testing::Values(StoreFactory{"firestore", OpenFirestoreStore, ReopenFirestoreStore}),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -52,6 +52,19 @@ TEST(FirestoreValueTest, DecodesFirestoreShapesIncludingOmittedEmptyMembers) {
   EXPECT_FALSE(FirestoreValueToJson({{"a", 1}, {"b", 2}}, "x").ok());
 }
 
+// Found by fuzz/firestore_value_fuzzer: std::stoull skips spaces and takes a sign, so " -1"
+// decoded as 18446744073709551615.
+TEST(FirestoreValueTest, IntegerValueIsOnlyAPlainDecimal) {
+  for (const char* bad : {" -1", "-", "", "+5", " 5", "5 ", "0x10", "--1", "1e3", "-+1"}) {
+    auto r = FirestoreValueToJson({{"integerValue", bad}}, "x");
+    EXPECT_FALSE(r.ok()) << '"' << bad << "\" decoded as " << r->dump();
+  }
+  EXPECT_EQ(FirestoreValueToJson({{"integerValue", "-0"}}, "x").value(), json(0));
+  EXPECT_EQ(FirestoreValueToJson({{"integerValue", "007"}}, "x").value(), json(7));
+  EXPECT_FALSE(FirestoreValueToJson({{"integerValue", "18446744073709551616"}}, "x").ok());
+  EXPECT_FALSE(FirestoreValueToJson({{"integerValue", "-9223372036854775809"}}, "x").ok());
+}
+
 TEST(FirestoreValueTest, TimestampsComeBackInTheHashedFormWhateverPrecisionFirestoreUses) {
   // Firestore drops a zero fraction and may add micro- or nanoseconds.
   EXPECT_EQ(FirestoreValueToJson({{"timestampValue", "2026-11-03T02:45:00Z"}}, "t").value(),

@@ -19,7 +19,8 @@ std::unique_ptr<CheckpointStore> OpenSqliteStore(const std::string& temp_dir) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreContractTest,
-                         ::testing::Values(StoreFactory{"sqlite", OpenSqliteStore}),
+                         ::testing::Values(StoreFactory{"sqlite", OpenSqliteStore,
+                                                        OpenSqliteStore}),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -17,7 +17,18 @@ void StoreContractTest::SetUp() {
   ASSERT_NE(store_, nullptr) << "the " << GetParam().name << " factory returned no store";
 }
 
+CheckpointStore& StoreContractTest::other_handle() {
+  if (!GetParam().reopen) return *store_;
+  if (other_ == nullptr) other_ = GetParam().reopen(dir_->path());
+  if (other_ == nullptr) {
+    ADD_FAILURE() << "the " << GetParam().name << " factory could not reopen the store";
+    return *store_;
+  }
+  return *other_;
+}
+
 void StoreContractTest::TearDown() {
+  other_.reset();
   store_.reset();
   dir_.reset();
 }
@@ -429,6 +440,168 @@ TEST_P(StoreContractTest, RejectsBadArguments) {
   STORE_EXPECT_CODE(store().GetAgent(""), kInvalidArgument);
   STORE_EXPECT_CODE(PutAt(store(), "agent-a", 1, 0), kInvalidArgument);
   STORE_EXPECT_CODE(store().GetBySequence("agent-a", 1), kNotFound);  // the bad put left nothing
+}
+
+// ---- Writer lease (CheckpointStore::AcquireLease) ----
+
+constexpr int64_t kT0 = 1'700'000'000'000;  // a fixed "now": the clock is the caller's
+constexpr int64_t kTtl = 15'000;
+
+StatusOr<PutResult> PutWithLease(CheckpointStore& store, const std::string& agent, int64_t sequence,
+                                 const LeaseToken& lease) {
+  PutOptions opts{kKeepAll};
+  opts.lease = lease;
+  return store.Put(SealedAt(agent, sequence), opts);
+}
+
+TEST_P(StoreContractTest, LeaseAcquireGrantsEpochOneAndIsRecorded) {
+  auto lease = store().AcquireLease("agent-a", "pod-1/aa", kTtl, kT0);
+  STORE_ASSERT_OK(lease);
+  EXPECT_EQ(lease->holder, "pod-1/aa");
+  EXPECT_EQ(lease->epoch, 1);
+  EXPECT_EQ(lease->expires_at_ms, kT0 + kTtl);
+  auto agent = store().GetAgent("agent-a");
+  STORE_ASSERT_OK(agent);
+  EXPECT_EQ(agent->lease_holder, "pod-1/aa");
+  EXPECT_EQ(agent->lease_epoch, 1);
+  EXPECT_EQ(agent->lease_expires_at_ms, kT0 + kTtl);
+  // The holder may acquire again: same epoch, later expiry.
+  auto again = store().AcquireLease("agent-a", "pod-1/aa", kTtl, kT0 + 1000);
+  STORE_ASSERT_OK(again);
+  EXPECT_EQ(again->epoch, 1);
+  EXPECT_EQ(again->expires_at_ms, kT0 + 1000 + kTtl);
+}
+
+TEST_P(StoreContractTest, LeaseIsRefusedToAnotherHolderWhileLive) {
+  STORE_ASSERT_OK(store().AcquireLease("agent-a", "pod-1/aa", kTtl, kT0));
+  auto refused = other_handle().AcquireLease("agent-a", "pod-2/bb", kTtl, kT0 + kTtl - 1);
+  STORE_EXPECT_CODE(refused, kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("lease held by pod-1/aa (epoch 1) until "),
+            std::string::npos)
+      << refused.status().ToString();
+  // Leases are per agent.
+  auto other_agent = other_handle().AcquireLease("agent-b", "pod-2/bb", kTtl, kT0);
+  STORE_ASSERT_OK(other_agent);
+  EXPECT_EQ(other_agent->epoch, 1);
+}
+
+TEST_P(StoreContractTest, LeaseRenewExtendsAndKeepsOthersOut) {
+  auto lease = store().AcquireLease("agent-a", "pod-1/aa", kTtl, kT0);
+  STORE_ASSERT_OK(lease);
+  LeaseToken token{lease->holder, lease->epoch};
+  auto renewed = store().RenewLease("agent-a", token, kTtl, kT0 + 10'000);
+  STORE_ASSERT_OK(renewed);
+  EXPECT_EQ(renewed->epoch, 1);
+  EXPECT_EQ(renewed->expires_at_ms, kT0 + 10'000 + kTtl);
+  // Past the first expiry but within the renewed one: still refused.
+  STORE_EXPECT_CODE(other_handle().AcquireLease("agent-a", "pod-2/bb", kTtl, kT0 + kTtl + 1),
+                    kFailedPrecondition);
+  // Renewing a lease that ran out but was not taken over succeeds.
+  STORE_EXPECT_OK(store().RenewLease("agent-a", token, kTtl, kT0 + 60'000));
+}
+
+TEST_P(StoreContractTest, LeaseTakeoverAfterExpiryRaisesTheEpochAndFencesTheOldHolder) {
+  auto first = store().AcquireLease("agent-a", "pod-1/aa", kTtl, kT0);
+  STORE_ASSERT_OK(first);
+  LeaseToken old_token{first->holder, first->epoch};
+  STORE_ASSERT_OK(PutWithLease(store(), "agent-a", 1, old_token));
+
+  auto second = other_handle().AcquireLease("agent-a", "pod-2/bb", kTtl, kT0 + kTtl);
+  STORE_ASSERT_OK(second);
+  EXPECT_EQ(second->epoch, 2);
+  EXPECT_EQ(second->holder, "pod-2/bb");
+
+  auto renew = store().RenewLease("agent-a", old_token, kTtl, kT0 + kTtl + 1);
+  STORE_EXPECT_CODE(renew, kFailedPrecondition);
+  EXPECT_NE(renew.status().message().find(
+                "lease lost: epoch 1 of holder pod-1/aa taken over by holder pod-2/bb at epoch 2"),
+            std::string::npos)
+      << renew.status().ToString();
+}
+
+TEST_P(StoreContractTest, StaleEpochPutIsRejectedAtomically) {
+  auto first = store().AcquireLease("agent-a", "pod-1/aa", kTtl, kT0);
+  STORE_ASSERT_OK(first);
+  LeaseToken old_token{first->holder, first->epoch};
+  STORE_ASSERT_OK(PutWithLease(store(), "agent-a", 1, old_token));
+  auto second = other_handle().AcquireLease("agent-a", "pod-2/bb", kTtl, kT0 + kTtl + 5);
+  STORE_ASSERT_OK(second);
+  LeaseToken new_token{second->holder, second->epoch};
+
+  // The old holder's next put (its handle still caches the record from its last write).
+  auto stale = PutWithLease(store(), "agent-a", 2, old_token);
+  STORE_EXPECT_CODE(stale, kFailedPrecondition);
+  EXPECT_NE(stale.status().message().find("lease lost: epoch 1"), std::string::npos)
+      << stale.status().ToString();
+  // Nothing was written: no checkpoint, no sequence bump.
+  EXPECT_EQ(ListedSequences(store(), "agent-a", 10), std::vector<int64_t>({1}));
+  STORE_EXPECT_CODE(store().GetBySequence("agent-a", 2), kNotFound);
+  auto agent = store().GetAgent("agent-a");
+  STORE_ASSERT_OK(agent);
+  EXPECT_EQ(agent->last_sequence, 1);
+  EXPECT_EQ(agent->lease_epoch, 2);
+
+  // The new holder continues at the next sequence.
+  STORE_ASSERT_OK(PutWithLease(other_handle(), "agent-a", 2, new_token));
+  STORE_EXPECT_CODE(PutWithLease(store(), "agent-a", 3, old_token), kFailedPrecondition);
+  EXPECT_EQ(ListedSequences(store(), "agent-a", 10), std::vector<int64_t>({2, 1}));
+}
+
+TEST_P(StoreContractTest, PutWithALeaseNeverTakenIsRejected) {
+  STORE_EXPECT_CODE(PutWithLease(store(), "agent-a", 1, LeaseToken{"pod-1/aa", 1}),
+                    kFailedPrecondition);
+  EXPECT_TRUE(ListedSequences(store(), "agent-a", 10).empty());
+}
+
+TEST_P(StoreContractTest, LeaseReleaseLetsTheNextHolderInAtOnce) {
+  auto first = store().AcquireLease("agent-a", "pod-1/aa", kTtl, kT0);
+  STORE_ASSERT_OK(first);
+  LeaseToken token{first->holder, first->epoch};
+  STORE_ASSERT_OK(store().ReleaseLease("agent-a", token, kT0 + 1));
+  auto agent = store().GetAgent("agent-a");
+  STORE_ASSERT_OK(agent);
+  EXPECT_EQ(agent->lease_holder, "");
+  EXPECT_EQ(agent->lease_epoch, 1);
+
+  auto next = other_handle().AcquireLease("agent-a", "pod-2/bb", kTtl, kT0 + 2);
+  STORE_ASSERT_OK(next);
+  EXPECT_EQ(next->epoch, 2);
+  // Releasing a lease that is no longer current changes nothing.
+  STORE_EXPECT_OK(store().ReleaseLease("agent-a", token, kT0 + 3));
+  STORE_EXPECT_CODE(store().AcquireLease("agent-a", "pod-3/cc", kTtl, kT0 + 4),
+                    kFailedPrecondition);
+  // A released lease cannot be renewed.
+  STORE_EXPECT_CODE(store().RenewLease("agent-a", token, kTtl, kT0 + 5), kFailedPrecondition);
+}
+
+TEST_P(StoreContractTest, LeaseRejectsBadArguments) {
+  STORE_EXPECT_CODE(store().AcquireLease("bad id!", "pod-1/aa", kTtl, kT0), kInvalidArgument);
+  STORE_EXPECT_CODE(store().AcquireLease("agent-a", "", kTtl, kT0), kInvalidArgument);
+  STORE_EXPECT_CODE(store().AcquireLease("agent-a", "pod-1/aa", 0, kT0), kInvalidArgument);
+}
+
+TEST_P(StoreContractTest, RacingAcquiresHaveOneWinner) {
+  constexpr int kRacers = 4;
+  std::vector<StatusOr<Lease>> results(kRacers, InternalError("not run"));
+  std::latch go(kRacers);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kRacers; ++i) {
+    threads.emplace_back([&, i] {
+      go.arrive_and_wait();
+      results[i] = store().AcquireLease("agent-a", "pod-" + std::to_string(i), kTtl, kT0);
+    });
+  }
+  for (auto& t : threads) t.join();
+  int winners = 0;
+  for (const auto& r : results) {
+    if (r.ok()) {
+      ++winners;
+      EXPECT_EQ(r->epoch, 1);
+    } else {
+      EXPECT_TRUE(r.status().code() == StatusCode::kFailedPrecondition) << r.status().ToString();
+    }
+  }
+  EXPECT_EQ(winners, 1);
 }
 
 }  // namespace

@@ -30,6 +30,10 @@ namespace agentckpt::testing {
 struct StoreFactory {
   std::string name;  // used as the instantiation's test-name suffix: [A-Za-z0-9_] only
   std::function<std::unique_ptr<CheckpointStore>(const std::string& temp_dir)> make;
+  // Optional: opens another handle (its own connection and caches, as a second process would
+  // have) on the store the last `make` returned. The lease tests use it for the stale writer;
+  // when unset they use the same handle.
+  std::function<std::unique_ptr<CheckpointStore>(const std::string& temp_dir)> reopen;
 };
 
 inline void PrintTo(const StoreFactory& factory, std::ostream* os) { *os << factory.name; }
@@ -41,10 +45,13 @@ class StoreContractTest : public ::testing::TestWithParam<StoreFactory> {
   void TearDown() override;
 
   CheckpointStore& store() { return *store_; }
+  // A second handle on the same store (see StoreFactory::reopen), opened on first use.
+  CheckpointStore& other_handle();
 
  private:
   std::unique_ptr<TempDir> dir_;  // declared first: outlives the store
   std::unique_ptr<CheckpointStore> store_;
+  std::unique_ptr<CheckpointStore> other_;
 };
 
 }  // namespace agentckpt::testing
