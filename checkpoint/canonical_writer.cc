@@ -137,6 +137,25 @@ void WriteContextSummary(Writer& w, const ContextSummary& c) {
   w.Close();
 }
 
+// The member itself ("encryptedContextSummary" sorts between "contextSummary" and "expireAt").
+void WriteEncryptedContextSummary(Writer& w, const EncryptedContextSummary& e) {
+  w.Key("encryptedContextSummary", false);
+  w.Open();
+  w.Key("alg", true);
+  w.String(e.alg);
+  w.Key("ciphertext", false);
+  w.String(e.ciphertext);
+  w.Key("keyId", false);
+  w.String(e.key_id);
+  w.Key("nonce", false);
+  w.String(e.nonce);
+  w.Key("plaintextSha256", false);
+  w.String(e.plaintext_sha256);
+  w.Key("plaintextSizeBytes", false);
+  w.Int(e.plaintext_size_bytes);
+  w.Close();
+}
+
 void WriteNatsPosition(Writer& w, const NatsPosition& n) {
   w.Open();
   w.Key("consumerName", true);
@@ -183,8 +202,12 @@ void WriteCanonicalJson(const Checkpoint& cp, bool include_hash, std::string* ou
     w.Key("contentSha256", false);
     w.String(cp.content_sha256);
   }
-  w.Key("contextSummary", false);
-  WriteContextSummary(w, cp.context_summary);
+  if (cp.encrypted_context_summary) {
+    WriteEncryptedContextSummary(w, *cp.encrypted_context_summary);
+  } else {
+    w.Key("contextSummary", false);
+    WriteContextSummary(w, cp.context_summary);
+  }
   w.Key("expireAt", false);
   w.Time(cp.expire_at_ms);
   w.Key("natsPosition", false);

@@ -13,6 +13,10 @@
 namespace agentckpt {
 
 inline constexpr int kSchemaVersion = 1;
+// Schema version 2 is version 1 with contextSummary stored encrypted (encryptedContextSummary in
+// its place; docs/encryption.md). Plaintext documents are still written as version 1.
+inline constexpr int kEncryptedSchemaVersion = 2;
+inline constexpr int kMaxReadableSchemaVersion = kEncryptedSchemaVersion;
 
 enum class TaskPhase { kGathering, kPlanning, kExecuting, kReviewing };
 enum class TriggerReason { kPeriodic, kPreCompaction, kTaskPhaseChange, kManual, kPreShutdown };
@@ -67,6 +71,18 @@ struct Workspace {
   bool operator==(const Workspace&) const = default;
 };
 
+// The context summary encrypted at rest (schema version 2; docs/encryption.md). The binary
+// fields are standard base64 with padding.
+struct EncryptedContextSummary {
+  std::string alg;               // "A256GCM"
+  std::string key_id;            // 16 lower-case hex characters
+  std::string nonce;             // base64 of the 12-byte GCM nonce
+  std::string ciphertext;        // base64 of the ciphertext followed by the 16-byte tag
+  std::string plaintext_sha256;  // contentSha256 of the plaintext (version 1) document
+  int64_t plaintext_size_bytes = 0;  // sizeBytes of the plaintext document
+  bool operator==(const EncryptedContextSummary&) const = default;
+};
+
 struct Checkpoint {
   int schema_version = kSchemaVersion;
   std::string checkpoint_id;  // UUID v4
@@ -74,7 +90,10 @@ struct Checkpoint {
   int64_t timestamp_ms = 0;
   int64_t sequence_number = 0;  // >= 1, strictly increasing per agent
   std::optional<ActiveTask> active_task;
-  ContextSummary context_summary;
+  ContextSummary context_summary;  // empty when encrypted_context_summary is set
+  // Set only in the stored form of an encrypted checkpoint (schema version 2), in place of
+  // context_summary.
+  std::optional<EncryptedContextSummary> encrypted_context_summary;
   std::optional<NatsPosition> nats_position;  // null when no JetStream consumer is configured
   std::optional<Workspace> workspace;         // null when no workspace is configured
   TriggerReason trigger_reason = TriggerReason::kPeriodic;

@@ -83,6 +83,21 @@ StatusOr<ContextSummary> DecodeContextSummary(simdjson::dom::element j, const st
   return c;
 }
 
+StatusOr<EncryptedContextSummary> DecodeEncryptedContextSummary(simdjson::dom::element j,
+                                                                const std::string& path) {
+  ObjectReader r(j, path);
+  EncryptedContextSummary e;
+  r.String("alg", &e.alg);
+  r.String("keyId", &e.key_id);
+  r.String("nonce", &e.nonce);
+  r.String("ciphertext", &e.ciphertext);
+  r.String("plaintextSha256", &e.plaintext_sha256);
+  r.Int("plaintextSizeBytes", 0, kMaxI64, &e.plaintext_size_bytes);
+  r.RejectUnknown();
+  if (!r.ok()) return r.status();
+  return e;
+}
+
 StatusOr<NatsPosition> DecodeNatsPosition(simdjson::dom::element j, const std::string& path) {
   ObjectReader r(j, path);
   NatsPosition n;
@@ -112,10 +127,11 @@ StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
   Checkpoint cp;
   int64_t version = 0;
   if (r.Int("schemaVersion", 1, std::numeric_limits<int32_t>::max(), &version) &&
-      version > kSchemaVersion) {
+      version > kMaxReadableSchemaVersion) {
     return FailedPreconditionError("schemaVersion: document has schema version " +
                                    std::to_string(version) + "; this agentckpt reads up to " +
-                                   std::to_string(kSchemaVersion) + " (upgrade agentckpt)");
+                                   std::to_string(kMaxReadableSchemaVersion) +
+                                   " (upgrade agentckpt)");
   }
   cp.schema_version = static_cast<int>(version);
   r.String("checkpointId", &cp.checkpoint_id);
@@ -141,7 +157,9 @@ StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
   if (r.Member("contentSha256", /*optional=*/true, &member)) r.String("contentSha256", &cp.content_sha256);
   simdjson::dom::element task, summary, nats, ws;
   r.Member("activeTask", false, &task);
-  r.Member("contextSummary", false, &summary);
+  // Version 2 stores the summary encrypted, under its own name (docs/encryption.md).
+  const bool encrypted = version == kEncryptedSchemaVersion;
+  r.Member(encrypted ? "encryptedContextSummary" : "contextSummary", false, &summary);
   r.Member("natsPosition", false, &nats);
   r.Member("workspace", false, &ws);
   r.RejectUnknown();
@@ -151,9 +169,15 @@ StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
     if (!t.ok()) return t.status();
     cp.active_task = std::move(t).value();
   }
-  auto c = DecodeContextSummary(summary, "contextSummary");
-  if (!c.ok()) return c.status();
-  cp.context_summary = std::move(c).value();
+  if (encrypted) {
+    auto e = DecodeEncryptedContextSummary(summary, "encryptedContextSummary");
+    if (!e.ok()) return e.status();
+    cp.encrypted_context_summary = std::move(e).value();
+  } else {
+    auto c = DecodeContextSummary(summary, "contextSummary");
+    if (!c.ok()) return c.status();
+    cp.context_summary = std::move(c).value();
+  }
   if (!nats.is_null()) {
     auto n = DecodeNatsPosition(nats, "natsPosition");
     if (!n.ok()) return n.status();
@@ -259,6 +283,15 @@ json WorkspaceToJsonValue(const Workspace& w) {
               {"branchName", w.branch_name}};
 }
 
+json EncryptedContextSummaryToJsonValue(const EncryptedContextSummary& e) {
+  return json{{"alg", e.alg},
+              {"keyId", e.key_id},
+              {"nonce", e.nonce},
+              {"ciphertext", e.ciphertext},
+              {"plaintextSha256", e.plaintext_sha256},
+              {"plaintextSizeBytes", e.plaintext_size_bytes}};
+}
+
 json CheckpointToJsonValue(const Checkpoint& cp, bool include_hash) {
   json j{{"schemaVersion", cp.schema_version},
          {"checkpointId", cp.checkpoint_id},
@@ -277,6 +310,11 @@ json CheckpointToJsonValue(const Checkpoint& cp, bool include_hash) {
          {"ttlDays", cp.ttl_days},
          {"expireAt", FormatRfc3339Millis(cp.expire_at_ms)}};
   if (include_hash && !cp.content_sha256.empty()) j["contentSha256"] = cp.content_sha256;
+  if (cp.encrypted_context_summary) {
+    j.erase("contextSummary");
+    j["encryptedContextSummary"] =
+        EncryptedContextSummaryToJsonValue(*cp.encrypted_context_summary);
+  }
   return j;
 }
 

@@ -42,6 +42,7 @@ nlohmann::json ContextSummaryToJsonValue(const ContextSummary& c);
 nlohmann::json ToolCallEntryToJsonValue(const ToolCallEntry& e);
 nlohmann::json WorkspaceToJsonValue(const Workspace& w);
 nlohmann::json NatsPositionToJsonValue(const NatsPosition& n);
+nlohmann::json EncryptedContextSummaryToJsonValue(const EncryptedContextSummary& e);
 
 // Applies the schema's cutting rules in place (checkpoint/limits.h): newest 50 tool calls,
 // summaries cut on UTF-8 character boundaries, gathering results head, draft tail.
@@ -54,5 +55,6 @@ Status ValidateCheckpoint(const Checkpoint& cp);
 Status ValidateContextSummary(const ContextSummary& c, const std::string& path);
 Status ValidateActiveTask(const ActiveTask& t, const std::string& path);
 Status ValidateWorkspace(const Workspace& w, const std::string& path);
+Status ValidateEncryptedContextSummary(const EncryptedContextSummary& e, const std::string& path);
 
 }  // namespace agentckpt

@@ -16,5 +16,8 @@ inline constexpr size_t kPlanItemChars = 500;           // head kept
 inline constexpr size_t kShortTextChars = 512;          // ids, titles, names, paths: rejected beyond
 inline constexpr size_t kModifiedFiles = 1000;          // more: rejected
 inline constexpr int kMaxTtlDays = 3650;
+// base64 of an encrypted context summary (schema version 2): above the largest summary the
+// limits above allow (about 0.8 MB even with every character escaped).
+inline constexpr size_t kMaxCiphertextChars = 2u << 20;
 
 }  // namespace agentckpt::limits

@@ -36,6 +36,21 @@ bool IsHex(const std::string& s) {
   return true;
 }
 
+// Standard base64 alphabet with '=' padding only at the end (length checked by the caller).
+bool IsBase64(const std::string& s) {
+  size_t pad = 0;
+  for (char c : s) {
+    bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '+' || c == '/';
+    if (c == '=') {
+      ++pad;
+    } else if (!alpha || pad > 0) {
+      return false;
+    }
+  }
+  return pad <= 2;
+}
+
 std::string Cut(const std::string& s, size_t max_chars) {
   return std::string(Utf8TruncateChars(s, max_chars));
 }
@@ -164,8 +179,44 @@ Status ValidateWorkspace(const Workspace& w, const std::string& path) {
   return CheckText(w.branch_name, path + ".branchName", limits::kShortTextChars, true);
 }
 
+Status ValidateEncryptedContextSummary(const EncryptedContextSummary& e,
+                                       const std::string& path) {
+  if (e.alg != "A256GCM") return Bad(path + ".alg", "unknown algorithm \"" + e.alg + "\"");
+  if (e.key_id.size() != 16 || !IsHex(e.key_id)) {
+    return Bad(path + ".keyId", "expected 16 lower-case hex characters");
+  }
+  // Standard base64 of 12 bytes.
+  if (e.nonce.size() != 16 || !IsBase64(e.nonce)) {
+    return Bad(path + ".nonce", "expected the base64 of 12 bytes");
+  }
+  // At least the 16-byte tag; the summary's own limits bound the rest.
+  if (e.ciphertext.size() < 24 || e.ciphertext.size() > limits::kMaxCiphertextChars ||
+      e.ciphertext.size() % 4 != 0 || !IsBase64(e.ciphertext)) {
+    return Bad(path + ".ciphertext", "expected base64 of at most " +
+                                         std::to_string(limits::kMaxCiphertextChars) +
+                                         " characters holding at least a 16-byte tag");
+  }
+  if (!IsSha256Hex(e.plaintext_sha256)) {
+    return Bad(path + ".plaintextSha256", "expected 64 lower-case hex characters");
+  }
+  return OkStatus();
+}
+
 Status ValidateCheckpoint(const Checkpoint& cp) {
-  if (cp.schema_version != kSchemaVersion) {
+  if (cp.encrypted_context_summary) {
+    if (cp.schema_version != kEncryptedSchemaVersion) {
+      return Bad("schemaVersion", "must be " + std::to_string(kEncryptedSchemaVersion) +
+                                      " for an encrypted context summary");
+    }
+    if (!(cp.context_summary == ContextSummary{})) {
+      return Bad("contextSummary", "must be empty when the summary is encrypted");
+    }
+    if (auto s = ValidateEncryptedContextSummary(*cp.encrypted_context_summary,
+                                                 "encryptedContextSummary");
+        !s.ok()) {
+      return s;
+    }
+  } else if (cp.schema_version != kSchemaVersion) {
     return Bad("schemaVersion", "must be " + std::to_string(kSchemaVersion));
   }
   if (!IsUuidV4(cp.checkpoint_id)) return Bad("checkpointId", "expected a UUID v4");

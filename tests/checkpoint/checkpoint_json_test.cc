@@ -83,7 +83,7 @@ TEST(CheckpointJsonTest, ClearErrorsNameTheField) {
       {[](json& j) { j["workspace"]["colour"] = "blue"; }, "workspace.colour: unknown field"},
       {[](json& j) { j["extra"] = 1; }, "extra: unknown field"},
       {[](json& j) { j["contextSummary"] = json::array(); }, "contextSummary: expected an object"},
-      {[](json& j) { j["schemaVersion"] = 2; }, "FAILED_PRECONDITION: schemaVersion"},
+      {[](json& j) { j["schemaVersion"] = 3; }, "FAILED_PRECONDITION: schemaVersion"},
   };
   for (const auto& c : cases) {
     json j = Fixture();

@@ -1,0 +1,84 @@
+// EncryptingStore: a CheckpointStore decorator that encrypts each checkpoint's context summary
+// before it reaches the store it wraps and decrypts it on the way back (docs/encryption.md).
+//
+// Without a keyring it is a guard: puts pass through unchanged (plaintext, byte for byte as
+// without the decorator) and encrypted documents read as kDataLoss, never as an empty summary.
+// With a keyring, puts are encrypted under its current key; reads decrypt with whichever key of the
+// keyring the document names, and pass unencrypted (schema version 1) documents through as they
+// are, so a store can be switched to encryption without migrating it. Callers always see
+// plaintext checkpoints whose contentSha256 and sizeBytes are the plaintext's; List reports the
+// same, from each encrypted document's envelope (one extra read per listed checkpoint; no
+// decryption, so it works without a key). Prune, DeleteExpired and the agent record pass
+// straight through.
+//
+// Thread-safety: as the wrapped store (the keyring is immutable; Env must be thread-safe).
+// Errors: as CheckpointStore; a document that does not decrypt is kDataLoss from Get* with a
+// message starting "decryption failed: ", and is skipped and reported by GetLatestVerified.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/env.h"
+#include "crypto/keyring.h"
+#include "store/checkpoint_store.h"
+
+namespace agentckpt::crypto {
+
+class EncryptingStore : public CheckpointStore {
+ public:
+  // Wraps `inner`; `keyring` nullopt for the plaintext guard. `env` (not owned, outlives this)
+  // supplies the nonces.
+  EncryptingStore(std::unique_ptr<CheckpointStore> inner, std::optional<Keyring> keyring, Env* env);
+
+  // The wrapped store (for inspection of the stored form).
+  CheckpointStore* inner() { return inner_.get(); }
+  // Null for the plaintext guard.
+  const Keyring* keyring() const { return keyring_ ? &*keyring_ : nullptr; }
+
+  StatusOr<PutResult> Put(const SealedCheckpoint& cp, const PutOptions& opts) override;
+  StatusOr<LatestVerified> GetLatestVerified(const std::string& agent_id) override;
+  StatusOr<Checkpoint> GetById(const std::string& agent_id,
+                               const std::string& checkpoint_id) override;
+  StatusOr<Checkpoint> GetBySequence(const std::string& agent_id, int64_t sequence) override;
+  StatusOr<std::vector<CheckpointInfo>> List(const std::string& agent_id, int limit) override;
+  StatusOr<int> Prune(const std::string& agent_id, int keep) override;
+  StatusOr<int> DeleteExpired(int64_t now_ms) override;
+  StatusOr<AgentRecord> GetAgent(const std::string& agent_id) override;
+  Status SetAgentStatus(const std::string& agent_id, const std::string& status,
+                        int64_t now_ms) override;
+  Status Ping() override;
+  // The writer lease is not encrypted: forwarded as is.
+  StatusOr<Lease> AcquireLease(const std::string& agent_id, const std::string& holder,
+                               int64_t ttl_ms, int64_t now_ms) override {
+    return inner_->AcquireLease(agent_id, holder, ttl_ms, now_ms);
+  }
+  StatusOr<Lease> RenewLease(const std::string& agent_id, const LeaseToken& lease, int64_t ttl_ms,
+                             int64_t now_ms) override {
+    return inner_->RenewLease(agent_id, lease, ttl_ms, now_ms);
+  }
+  Status ReleaseLease(const std::string& agent_id, const LeaseToken& lease,
+                      int64_t now_ms) override {
+    return inner_->ReleaseLease(agent_id, lease, now_ms);
+  }
+
+ private:
+  std::unique_ptr<CheckpointStore> inner_;
+  std::optional<Keyring> keyring_;
+  Env* env_;
+};
+
+// Wraps `store` in an EncryptingStore: with a keyring when `key_file` is set (old key files need
+// a current key), else as the plaintext guard after checking that the agent's newest verified
+// checkpoint is not encrypted (skipped when the store cannot be read now: the guard still
+// refuses encrypted documents later). kInvalidArgument naming CKPT_ENCRYPTION_KEY_FILE or
+// CKPT_ENCRYPTION_OLD_KEY_FILES for an unreadable or malformed key file, for old keys without a
+// current key, and for a store holding encrypted checkpoints of `agent_id` when no key is set
+// (never a silent fallback). Other errors of the store pass through.
+StatusOr<std::unique_ptr<CheckpointStore>> WrapStoreForEncryption(
+    std::unique_ptr<CheckpointStore> store, const std::string& agent_id,
+    const std::string& key_file, const std::string& old_key_files, Env* env);
+
+}  // namespace agentckpt::crypto
