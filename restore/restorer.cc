@@ -81,6 +81,9 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id) {
                                      options_.replay_body_max_bytes);
       if (read.ok()) {
         replay = std::move(read).value();
+        if (options_.redact) {
+          for (ReplayedMessage& m : replay->messages) m.data = options_.redact(m.data);
+        }
         r.handled = replay->handled_count;
         r.pending = replay->pending_count;
         r.replayed = replay->messages.size();

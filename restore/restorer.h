@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/env.h"
@@ -24,6 +26,9 @@ struct RestoreOptions {
   std::string workspace_dir;           // WORKSPACE_DIR; empty: no workspace handling
   // Dry run (agentckpt restore --dry-run): no status write, no stash, no events published.
   bool dry_run = false;
+  // When set, every replayed message body passes through it before it is used (the sidecar
+  // removes secrets with redact/redactor.h), so the prompt never shows what it removes.
+  std::function<std::string(std::string_view)> redact;
 };
 
 struct PhaseTimings {

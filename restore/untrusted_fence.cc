@@ -1,18 +1,59 @@
 #include "restore/untrusted_fence.h"
 
+#include <cstdint>
+
 #include "common/utf8.h"
 
 namespace agentckpt {
 namespace {
 
-// Appends `c`, first putting a space in any run of three equal angle brackets.
-void AppendBreakingRuns(std::string* out, char c) {
-  if ((c == '<' || c == '>') && out->size() >= 2 && out->back() == c &&
-      (*out)[out->size() - 2] == c) {
-    out->push_back(' ');
+// Which way a character points, if it is an angle bracket or one of its look-alikes.
+enum class Angle { kNone, kLeft, kRight };
+
+Angle AngleOf(uint32_t cp) {
+  switch (cp) {
+    case '<':
+    case 0xFF1C:  // FULLWIDTH LESS-THAN SIGN
+    case 0xFE64:  // SMALL LESS-THAN SIGN
+    case 0x2039:  // SINGLE LEFT-POINTING ANGLE QUOTATION MARK
+    case 0x3008:  // LEFT ANGLE BRACKET
+    case 0x2329:  // LEFT-POINTING ANGLE BRACKET
+    case 0x27E8:  // MATHEMATICAL LEFT ANGLE BRACKET
+    case 0x1438:  // CANADIAN SYLLABICS PA
+      return Angle::kLeft;
+    case '>':
+    case 0xFF1E:
+    case 0xFE65:
+    case 0x203A:
+    case 0x3009:
+    case 0x232A:
+    case 0x27E9:
+    case 0x1433:  // CANADIAN SYLLABICS PO
+      return Angle::kRight;
+    default:
+      return Angle::kNone;
   }
-  out->push_back(c);
 }
+
+// Characters that are invisible or change how the text around them is shown: zero-width
+// characters, bidirectional controls, line/paragraph separators, C1 controls (NEL), BOM.
+bool IsInvisibleOrLayout(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0xAD || cp == 0x34F || cp == 0x61C || cp == 0x180E ||
+         (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+         (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB);
+}
+
+// Decodes the code point at s[*i] of well-formed UTF-8 and advances *i past it.
+uint32_t NextCodePoint(const std::string& s, size_t* i) {
+  unsigned char c = static_cast<unsigned char>(s[*i]);
+  int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+  for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[*i + k]) & 0x3F);
+  *i += static_cast<size_t>(len);
+  return cp;
+}
+
+constexpr char kHex[] = "0123456789abcdef";
 
 }  // namespace
 
@@ -20,17 +61,34 @@ std::string NeutraliseUntrusted(std::string_view s, bool single_line) {
   std::string valid = Utf8Sanitize(s);
   std::string out;
   out.reserve(valid.size() + valid.size() / 8);
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (char ch : valid) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    bool allowed_space = !single_line && (c == '\n' || c == '\t');
-    if ((c < 0x20 && !allowed_space) || c == 0x7f) {
+  Angle run_angle = Angle::kNone;
+  int run_length = 0;
+  for (size_t i = 0; i < valid.size();) {
+    size_t start = i;
+    uint32_t cp = NextCodePoint(valid, &i);
+    bool allowed_space = !single_line && (cp == '\n' || cp == '\t');
+    if ((cp < 0x20 && !allowed_space) || cp == 0x7f) {
       out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
+      out += kHex[cp >> 4];
+      out += kHex[cp & 0xf];
+      run_length = 0;
       continue;
     }
-    AppendBreakingRuns(&out, ch);
+    if (IsInvisibleOrLayout(cp)) {
+      out += "\\u{";
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xf];
+      out += "}";
+      run_length = 0;
+      continue;
+    }
+    Angle angle = AngleOf(cp);
+    if (angle != Angle::kNone && angle == run_angle && run_length == 2) {
+      out.push_back(' ');  // no run of three brackets pointing the same way
+      run_length = 0;
+    }
+    run_length = angle != Angle::kNone && angle == run_angle ? run_length + 1 : 1;
+    run_angle = angle;
+    out.append(valid, start, i - start);
   }
   return out;
 }
