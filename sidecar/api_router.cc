@@ -1,9 +1,12 @@
 #include "sidecar/api_router.h"
 
+#include <openssl/crypto.h>
+
 #include <charconv>
 #include <utility>
 
 #include "checkpoint/checkpoint_json.h"
+#include "common/sha256.h"
 #include "common/time_format.h"
 
 namespace agentckpt {
@@ -46,7 +49,30 @@ StatusOr<json> ParseBody(const std::string& body) {
 
 }  // namespace
 
-ApiRouter::ApiRouter(ApiDeps deps) : deps_(std::move(deps)) {}
+ApiRouter::ApiRouter(ApiDeps deps) : deps_(std::move(deps)) {
+  if (!deps_.bearer_token.empty()) token_digest_ = Sha256Hex(deps_.bearer_token);
+}
+
+bool ApiRouter::Authorized(const ApiRequest& request) const {
+  if (token_digest_.empty()) return true;
+  const std::string& p = request.path;
+  if (p == "/healthz" || p == "/readyz" || p == "/metrics") return true;
+  std::string_view header = request.authorization;
+  static constexpr std::string_view kScheme = "bearer ";
+  if (header.size() <= kScheme.size()) return false;
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    char c = header[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != kScheme[i]) return false;
+  }
+  std::string_view token = header.substr(kScheme.size());
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  // Digests of equal length, compared in constant time: the time taken tells nothing about
+  // how much of the token was right.
+  std::string digest = Sha256Hex(token);
+  return CRYPTO_memcmp(digest.data(), token_digest_.data(), digest.size()) == 0;
+}
 
 ApiResponse ApiRouter::Error(int status, const std::string& code, const std::string& message,
                              const std::string& field) {
@@ -80,7 +106,10 @@ ApiResponse ApiRouter::FromStatus(const Status& status) {
 
 ApiResponse ApiRouter::Handle(const ApiRequest& request) {
   ApiResponse r;
-  if (static_cast<int64_t>(request.body.size()) > deps_.body_max_bytes) {
+  if (!Authorized(request)) {
+    r = Error(401, "UNAUTHENTICATED", "missing or wrong bearer token (Authorization: Bearer ...)");
+    r.headers["WWW-Authenticate"] = "Bearer";
+  } else if (static_cast<int64_t>(request.body.size()) > deps_.body_max_bytes) {
     r = Error(413, "PAYLOAD_TOO_LARGE",
               "request body exceeds " + std::to_string(deps_.body_max_bytes) + " bytes");
   } else {

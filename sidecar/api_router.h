@@ -4,7 +4,8 @@
 // Errors are JSON {"error":{"code","message","field"}}: 400 for a malformed or invalid body
 // (field = the path of the offending field), 404, 405 (with an Allow header), 409 on a
 // checkpoint conflict, 413 for a body over the limit, 500, and 503 when a dependency (store,
-// restore) is unavailable. A rejected request never changes the context. Thread-safe.
+// restore) is unavailable, and 401 without the bearer token when one is configured. A rejected
+// request never changes the context. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,7 @@ struct ApiRequest {
   std::string path;    // "/v1/checkpoints/abc", without the query
   std::map<std::string, std::string> query;
   std::string body;
+  std::string authorization;  // the Authorization header, "" when absent
 };
 
 struct ApiResponse {
@@ -51,6 +53,10 @@ struct ApiDeps {
   CheckpointStore* store = nullptr;
   Metrics* metrics = nullptr;
   int64_t body_max_bytes = 1 << 20;
+  // When not empty, every endpoint but /healthz, /readyz and /metrics requires
+  // "Authorization: Bearer <bearer_token>" and answers 401 UNAUTHENTICATED (with
+  // "WWW-Authenticate: Bearer") otherwise. Compared in constant time.
+  std::string bearer_token;
   // {"ready": bool, ...details}; GET /readyz answers 200 when ready, else 503.
   std::function<nlohmann::json()> readiness;
   RestoreHooks restore;
@@ -62,6 +68,11 @@ class ApiRouter {
 
   // Answers one request. Never throws.
   ApiResponse Handle(const ApiRequest& request);
+
+  // True if `request` may proceed: no token is configured, the path is open (/healthz, /readyz,
+  // /metrics) or its Authorization header carries the token. The body is not looked at, so the
+  // server can ask before reading it.
+  bool Authorized(const ApiRequest& request) const;
 
   // Builds the JSON error response used by every endpoint (also by the HTTP server for
   // requests it rejects itself, e.g. 413 before reading the body).
@@ -81,6 +92,7 @@ class ApiRouter {
   ApiResponse Readiness();
 
   ApiDeps deps_;
+  std::string token_digest_;  // SHA-256 hex of deps_.bearer_token; empty when none
 };
 
 }  // namespace agentckpt

@@ -49,6 +49,31 @@ uint64_t CheckpointWriter::last_written_revision() const {
   return last_written_revision_;
 }
 
+void CheckpointWriter::RequireLease(std::function<void(const Status&)> on_lost) {
+  std::lock_guard<std::mutex> lock(mu_);
+  require_lease_ = true;
+  on_lease_lost_ = std::move(on_lost);
+}
+
+void CheckpointWriter::SetLease(const LeaseToken& lease) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lease_ = lease;
+}
+
+void CheckpointWriter::Fence(const Status& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fenced_.ok()) fenced_ = UnavailableError(reason.message());
+}
+
+Status CheckpointWriter::WriteGate() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fenced_.ok()) return fenced_;
+  if (require_lease_ && !lease_.has_value()) {
+    return UnavailableError("standby: this sidecar does not hold the writer lease yet");
+  }
+  return OkStatus();
+}
+
 StatusOr<WriteResult> CheckpointWriter::Write(TriggerReason trigger,
                                               const std::string& request_task_id) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -115,6 +140,10 @@ StatusOr<Checkpoint> CheckpointWriter::Build(TriggerReason trigger, const Contex
 
 StatusOr<WriteResult> CheckpointWriter::WriteLocked(TriggerReason trigger,
                                                     const std::string& request_task_id) {
+  if (!fenced_.ok()) return fenced_;
+  if (require_lease_ && !lease_.has_value()) {
+    return UnavailableError("standby: this sidecar does not hold the writer lease yet");
+  }
   int64_t start = env_->NowMonotonicMicros();
   ContextSnapshot snap = context_->Snapshot();
   auto built = Build(trigger, snap);
@@ -130,8 +159,17 @@ StatusOr<WriteResult> CheckpointWriter::WriteLocked(TriggerReason trigger,
   int64_t put_start = env_->NowMonotonicMicros();
   PutOptions put_options;
   put_options.keep = options_.keep;
+  put_options.lease = lease_;
   auto put = store_->Put(*sealed, put_options);
   metrics_->ObserveStore("put", SecondsSince(put_start));
+  if (!put.ok() && put.status().code() == StatusCode::kFailedPrecondition &&
+      put.status().message().rfind("lease lost", 0) == 0) {
+    // Another sidecar took the agent over: stop writing for good (nothing was stored).
+    fenced_ = UnavailableError(put.status().message() + "; this sidecar no longer writes");
+    ReportFailure(trigger, request_task_id, fenced_);
+    if (on_lease_lost_) on_lease_lost_(fenced_);
+    return fenced_;
+  }
   if (!put.ok()) {
     Status s = put.status().WithContext("store");
     ReportFailure(trigger, request_task_id, s);

@@ -62,8 +62,8 @@ class CheckpointWriter {
   // Writes one checkpoint with `trigger`; `request_task_id` (from a NATS request, may be empty)
   // is logged with it. Returns once the checkpoint is durable. Errors: kAlreadyExists when
   // another writer holds the sequence number (not retried), kUnavailable when the store is
-  // unreachable or the writer is closed, kInvalidArgument if the context cannot form a valid
-  // document, kInternal.
+  // unreachable, the writer is closed, on standby or fenced (lease lost), kInvalidArgument if the
+  // context cannot form a valid document, kInternal.
   StatusOr<WriteResult> Write(TriggerReason trigger, const std::string& request_task_id = "");
 
   // Writes a periodic checkpoint only if the context changed since the last checkpoint written
@@ -77,6 +77,20 @@ class CheckpointWriter {
 
   // The context revision covered by the last successful checkpoint.
   uint64_t last_written_revision() const;
+
+  // Writer lease (see store/checkpoint_store.h). Until SetLease, a writer built with
+  // `require_lease` refuses writes with kUnavailable "standby: ..."; after it, every put carries
+  // the lease and is fenced by the store. When a put fails because the lease was taken over,
+  // the writer publishes checkpoint.failed, calls `on_lost` once (under the writer's lock: it
+  // must not call back into the writer) and refuses every later write with kUnavailable
+  // "lease lost: ..." without touching the store. Thread-safe.
+  void RequireLease(std::function<void(const Status&)> on_lost);
+  void SetLease(const LeaseToken& lease);
+  // Stops writing for good (e.g. a renewal found the lease taken over): later writes fail with
+  // kUnavailable carrying `reason`.
+  void Fence(const Status& reason);
+  // OK while writing is allowed; otherwise why not.
+  Status WriteGate() const;
 
  private:
   StatusOr<WriteResult> WriteLocked(TriggerReason trigger, const std::string& request_task_id);
@@ -98,6 +112,10 @@ class CheckpointWriter {
   uint64_t last_written_revision_ = 0;
   std::optional<NatsPosition> last_position_;
   bool closed_ = false;
+  bool require_lease_ = false;
+  std::optional<LeaseToken> lease_;
+  Status fenced_;  // not OK once the lease was lost
+  std::function<void(const Status&)> on_lease_lost_;
 };
 
 }  // namespace agentckpt

@@ -139,7 +139,17 @@ const std::vector<SettingSpec>& SettingSpecs() {
       {"store", "CKPT_STORE", "sqlite://agentckpt-data/{AGENT_ID}.db",
        "checkpoint store URL: sqlite:///abs/path.db, sqlite://rel/path.db or "
        "firestore://projects/P/databases/D"},
+      {"encryption-key-file", "CKPT_ENCRYPTION_KEY_FILE", "",
+       "file with the AES-256 key (64 hex or 44 base64 characters) that encrypts context "
+       "summaries at rest; unset: no encryption (docs/encryption.md)"},
+      {"encryption-old-key-files", "CKPT_ENCRYPTION_OLD_KEY_FILES", "",
+       "comma-separated key files kept for reading after a key rotation"},
       {"http-addr", "CKPT_HTTP_ADDR", "127.0.0.1:8787", "HOST:PORT of the local HTTP API"},
+      {"http-token-file", "CKPT_HTTP_TOKEN_FILE", "",
+       "file holding the bearer token the HTTP API requires (all but /healthz, /readyz, "
+       "/metrics); unset: no token (docs/security.md)"},
+      {"redact-patterns", "CKPT_REDACT_PATTERNS", "",
+       "file of extra redaction rules, one name=regex per line (docs/security.md)"},
       {"period-s", "CKPT_PERIOD_S", "300", "seconds between periodic checkpoints (1-86400)"},
       {"keep", "CKPT_KEEP", "48", "checkpoints kept per agent (1-10000)"},
       {"ttl-days", "CKPT_TTL_DAYS", "7", "days until a checkpoint expires (1-3650)"},
@@ -168,6 +178,13 @@ const std::vector<SettingSpec>& SettingSpecs() {
        "largest accepted HTTP request body (1024-67108864)"},
       {"restore-on-start", "CKPT_RESTORE_ON_START", "true",
        "restore at start when the store holds a checkpoint"},
+      {"lease-ttl-s", "CKPT_LEASE_TTL_S", "15",
+       "writer lease time-to-live, renewed every third of it; a standby sidecar takes over "
+       "after this long when the holder dies (1-3600)"},
+      {"create-rate-per-s", "CKPT_CREATE_RATE_PER_S", "10",
+       "checkpoint.create requests admitted per second; more get \"rate_limited\" (1-10000)"},
+      {"create-burst", "CKPT_CREATE_BURST", "20",
+       "checkpoint.create requests admitted at once before the rate applies (1-100000)"},
       {"log-level", "CKPT_LOG_LEVEL", "info", "debug, info, warn or error"},
   };
   return specs;
@@ -211,11 +228,38 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   if (c.store_url == "sqlite://" || c.store_url == "sqlite:///") {
     return Resolver::Bad("store", "missing path");
   }
+  RETURN_IF_ERROR(r.String("encryption-key-file", &c.encryption_key_file));
+  RETURN_IF_ERROR(r.String("encryption-old-key-files", &c.encryption_old_key_files));
+  if (c.encryption_key_file.empty() && !c.encryption_old_key_files.empty()) {
+    return Resolver::Bad("encryption-old-key-files",
+                         "old keys need CKPT_ENCRYPTION_KEY_FILE (the key new checkpoints use)");
+  }
   std::string addr = "127.0.0.1:8787";
   RETURN_IF_ERROR(r.String("http-addr", &addr));
   RETURN_IF_ERROR(ParseHttpAddr(addr, &c));
+  RETURN_IF_ERROR(r.String("http-token-file", &c.http_token_file));
+  if (!c.http_token_file.empty()) {
+    std::ifstream in(c.http_token_file, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || !IsReadableFile(c.http_token_file)) {
+      return Resolver::Bad("http-token-file", "cannot read \"" + c.http_token_file + "\"");
+    }
+    c.http_token = text.str();
+    while (!c.http_token.empty() && std::isspace(static_cast<unsigned char>(c.http_token.back()))) {
+      c.http_token.pop_back();
+    }
+    if (c.http_token.empty()) {
+      return Resolver::Bad("http-token-file", "\"" + c.http_token_file + "\" is empty");
+    }
+  }
+  RETURN_IF_ERROR(r.String("redact-patterns", &c.redact_patterns_file));
+  RETURN_IF_ERROR(CheckFile("redact-patterns", c.redact_patterns_file));
   RETURN_IF_ERROR(r.Int32("period-s", 1, 86400, &c.period_s));
   RETURN_IF_ERROR(r.Int32("keep", 1, 10000, &c.keep));
+  RETURN_IF_ERROR(r.Int32("lease-ttl-s", 1, 3600, &c.lease_ttl_s));
+  RETURN_IF_ERROR(r.Int32("create-rate-per-s", 1, 10000, &c.create_rate_per_s));
+  RETURN_IF_ERROR(r.Int32("create-burst", 1, 100000, &c.create_burst));
   RETURN_IF_ERROR(r.Int32("ttl-days", 1, 3650, &c.ttl_days));
   RETURN_IF_ERROR(r.String("js-stream", &c.js_stream));
   RETURN_IF_ERROR(r.String("js-consumer", &c.js_consumer));

@@ -17,8 +17,13 @@ struct SidecarConfig {
   std::string agent_id;  // AGENT_ID (required)
   std::string nats_url = "nats://127.0.0.1:4222";
   std::string store_url;                // CKPT_STORE; default sqlite://agentckpt-data/ID.db
+  std::string encryption_key_file;       // CKPT_ENCRYPTION_KEY_FILE; empty: no encryption
+  std::string encryption_old_key_files;  // CKPT_ENCRYPTION_OLD_KEY_FILES, comma-separated
   std::string http_host = "127.0.0.1";  // CKPT_HTTP_ADDR host part
   int http_port = 8787;                 // CKPT_HTTP_ADDR port part
+  std::string http_token_file;          // CKPT_HTTP_TOKEN_FILE; empty: no token required
+  std::string http_token;               // the token read from http_token_file
+  std::string redact_patterns_file;     // CKPT_REDACT_PATTERNS; extra redaction rules
   int period_s = 300;
   int keep = 48;
   int ttl_days = 7;
@@ -40,6 +45,9 @@ struct SidecarConfig {
   int prompt_max_tokens = 4000;
   int64_t http_body_max_bytes = 1 << 20;
   bool restore_on_start = true;
+  int lease_ttl_s = 15;             // CKPT_LEASE_TTL_S: writer lease ttl; renewed every ttl/3
+  int create_rate_per_s = 10;       // CKPT_CREATE_RATE_PER_S: NATS create requests admitted/s
+  int create_burst = 20;            // CKPT_CREATE_BURST: token-bucket burst for those requests
   std::string log_level = "info";
 };
 

@@ -10,7 +10,13 @@ namespace agentckpt {
 
 using nlohmann::json;
 
-StatusOr<ContextState::Content> ContextState::Decode(const json& body) {
+void ContextState::RedactToolCall(ToolCallEntry* entry) const {
+  if (redactor_ == nullptr) return;
+  redactor_->RedactInPlace(&entry->input_summary);
+  redactor_->RedactInPlace(&entry->output_summary);
+}
+
+StatusOr<ContextState::Content> ContextState::Decode(const json& body) const {
   if (!body.is_object()) return InvalidArgumentError("document: expected an object");
   for (const auto& [key, value] : body.items()) {
     if (key != "activeTask" && key != "contextSummary" && key != "workspace") {
@@ -23,12 +29,19 @@ StatusOr<ContextState::Content> ContextState::Decode(const json& body) {
   auto cs = ContextSummaryFromJsonValue(*summary, "contextSummary");
   if (!cs.ok()) return cs.status();
   c.summary = std::move(cs).value();
+  if (redactor_ != nullptr) {  // before the summaries are cut, so no secret is cut in half
+    redactor_->RedactInPlace(&c.summary.gathering_results);
+    for (std::string& step : c.summary.plan_outline) redactor_->RedactInPlace(&step);
+    redactor_->RedactInPlace(&c.summary.draft_content);
+    for (ToolCallEntry& e : c.summary.tool_call_log) RedactToolCall(&e);
+  }
   NormalizeContextSummary(&c.summary);
   RETURN_IF_ERROR(ValidateContextSummary(c.summary, "contextSummary"));
   auto task = body.find("activeTask");
   if (task != body.end() && !task->is_null()) {
     auto t = ActiveTaskFromJsonValue(*task, "activeTask");
     if (!t.ok()) return t.status();
+    if (redactor_ != nullptr) redactor_->RedactInPlace(&t->title);
     RETURN_IF_ERROR(ValidateActiveTask(*t, "activeTask"));
     c.active_task = std::move(t).value();
   }
@@ -98,6 +111,7 @@ StatusOr<ContextUpdate> ContextState::MergePatch(const json& patch) {
 StatusOr<ContextUpdate> ContextState::AppendToolCall(const json& entry) {
   auto e = ToolCallEntryFromJsonValue(entry, "");
   if (!e.ok()) return e.status();
+  RedactToolCall(&*e);
   ToolCallEntry normalized = NormalizeToolCallEntry(std::move(e).value());
   std::lock_guard<std::mutex> lock(mu_);
   if (frozen_) return ShuttingDown();

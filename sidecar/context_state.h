@@ -14,6 +14,7 @@
 
 #include "checkpoint/checkpoint.h"
 #include "common/status.h"
+#include "redact/redactor.h"
 
 namespace agentckpt {
 
@@ -35,6 +36,12 @@ class ContextState {
   ContextState() = default;
   ContextState(const ContextState&) = delete;
   ContextState& operator=(const ContextState&) = delete;
+
+  // Secrets in the text the API accepts (task title, gathering results, plan, draft, tool-call
+  // summaries) are replaced by markers (redact/redactor.h) before the context changes, so they
+  // are never stored, published or put in a prompt. `redactor` is borrowed and must outlive
+  // this object; null (the default) redacts nothing. Call before the first request.
+  void set_redactor(const Redactor* redactor) { redactor_ = redactor; }
 
   // PUT /v1/context: replaces the whole context with `body`, an object with "contextSummary"
   // (required), "activeTask" (object or null/absent) and "workspace" (object or null/absent).
@@ -71,10 +78,12 @@ class ContextState {
     std::optional<Workspace> workspace;
     bool operator==(const Content&) const = default;
   };
-  static StatusOr<Content> Decode(const nlohmann::json& body);
+  StatusOr<Content> Decode(const nlohmann::json& body) const;
+  void RedactToolCall(ToolCallEntry* entry) const;
   static nlohmann::json Encode(const Content& c);
   ContextUpdate Commit(Content next);  // requires mu_
 
+  const Redactor* redactor_ = nullptr;
   mutable std::mutex mu_;
   Content content_;
   uint64_t revision_ = 0;

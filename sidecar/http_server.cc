@@ -52,6 +52,12 @@ Status HttpServer::Start() {
         for (const auto& [k, v] : web::uri::split_query(uri.query())) {
           req.query[web::uri::decode(k)] = web::uri::decode(v);
         }
+        auto auth = request.headers().find(web::http::header_names::authorization);
+        if (auth != request.headers().end()) req.authorization = auth->second;
+        if (!router_->Authorized(req)) {  // 401 without reading the body
+          Reply(request, router_->Handle(req));
+          return;
+        }
         if (request.headers().content_length() > static_cast<uint64_t>(body_max_bytes_)) {
           Reply(request, ApiRouter::Error(
                              413, "PAYLOAD_TOO_LARGE",

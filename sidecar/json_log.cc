@@ -3,13 +3,17 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "common/env.h"
 #include "common/time_format.h"
+#include "redact/redactor.h"
 
 namespace agentckpt {
 namespace {
+
+std::atomic<const Redactor*> log_redactor{nullptr};
 
 std::shared_ptr<spdlog::logger> Logger() {
   static std::once_flag once;
@@ -34,10 +38,17 @@ void Write(spdlog::level::level_enum level, const char* name, const std::string&
   if (fields.is_object()) {
     for (auto& [k, v] : fields.items()) line[k] = std::move(v);
   }
+  if (const Redactor* redactor = log_redactor.load(std::memory_order_acquire)) {
+    redactor->RedactJson(&line);
+  }
   logger->log(level, "{}", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace
+
+void SetLogRedactor(const Redactor* redactor) {
+  log_redactor.store(redactor, std::memory_order_release);
+}
 
 void InitJsonLog(const std::string& level) {
   auto logger = Logger();

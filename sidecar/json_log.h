@@ -7,8 +7,14 @@
 
 namespace agentckpt {
 
+class Redactor;
+
 // Creates the stdout logger (idempotent). `level` is debug, info, warn or error.
 void InitJsonLog(const std::string& level);
+
+// Redacts every line from now on: the message and every string field (redact/redactor.h).
+// `redactor` must stay alive until it is replaced (null: no redaction, the default).
+void SetLogRedactor(const Redactor* redactor);
 
 // Writes one line: {"ts":..., "level":..., "msg": msg, ...fields}. Flushed at once.
 void LogInfo(const std::string& msg, nlohmann::json fields = nlohmann::json::object());

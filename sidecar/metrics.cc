@@ -124,6 +124,11 @@ void Metrics::CountWorkspaceReadFailure() {
   ++workspace_failures_;
 }
 
+void Metrics::CountRedactions(const std::string& rule, uint64_t count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  redactions_[rule] += count;
+}
+
 void Metrics::SetNatsConnected(bool connected) {
   std::lock_guard<std::mutex> lock(mu_);
   nats_connected_ = connected;
@@ -210,6 +215,8 @@ std::string Metrics::Render() const {
     Sample("agentckpt_http_requests_total", "code=\"" + std::to_string(code) + "\"",
            static_cast<double>(v), &out);
   }
+  CounterByLabel("agentckpt_redactions_total", "rule",
+                 "Secrets replaced by a redaction marker, by rule.", redactions_, &out);
   return out;
 }
 

@@ -50,6 +50,8 @@ class Metrics {
   // A restore finished in `seconds` (its four phases, checkpoint.restored's totalMs), or failed.
   void ObserveRestore(double seconds);
   void CountRestoreFailure();
+  // `count` secrets matching redaction rule `rule` were replaced by markers.
+  void CountRedactions(const std::string& rule, uint64_t count);
   // An HTTP request was answered with `code`.
   void CountHttpRequest(int code);
 
@@ -66,6 +68,7 @@ class Metrics {
   std::map<std::string, uint64_t> events_published_;
   std::map<std::string, uint64_t> events_dropped_;
   std::map<int, uint64_t> http_requests_;
+  std::map<std::string, uint64_t> redactions_;  // by rule
   Histogram restore_seconds_;
   uint64_t restore_failures_ = 0;
   uint64_t stale_positions_ = 0;

@@ -5,8 +5,11 @@
 namespace agentckpt {
 namespace {
 
-RestoreOptions OptionsFrom(const SidecarConfig& c) {
+RestoreOptions OptionsFrom(const SidecarConfig& c, const Redactor* redactor) {
   RestoreOptions o;
+  if (redactor != nullptr) {
+    o.redact = [redactor](std::string_view text) { return redactor->Redact(text); };
+  }
   o.stale_after_ms = c.stale_after_s * 1000;
   o.replay_max = static_cast<size_t>(c.replay_max);
   o.prompt_max_tokens = static_cast<size_t>(c.prompt_max_tokens);
@@ -17,14 +20,14 @@ RestoreOptions OptionsFrom(const SidecarConfig& c) {
 }  // namespace
 
 RestoreService::RestoreService(Env* env, CheckpointStore* store, NatsLink* link,
-                               const SidecarConfig& config)
+                               const SidecarConfig& config, const Redactor* redactor)
     : agent_id_(config.agent_id),
       replay_(config.js_stream.empty()
                   ? nullptr
                   : std::make_unique<JetStreamReplaySource>(link->connection(),
                                                             std::chrono::milliseconds(5000), env)),
       events_(link, env),
-      restorer_(env, store, replay_.get(), &events_, OptionsFrom(config)) {}
+      restorer_(env, store, replay_.get(), &events_, OptionsFrom(config, redactor)) {}
 
 StatusOr<nlohmann::json> RestoreService::Run() {
   auto result = restorer_.Run(agent_id_);

@@ -17,6 +17,7 @@
 #include "sidecar/metrics.h"
 #include "sidecar/nats_link.h"
 #include "sidecar/nats_restore_events.h"
+#include "redact/redactor.h"
 #include "store/checkpoint_store.h"
 
 namespace agentckpt {
@@ -24,7 +25,9 @@ namespace agentckpt {
 class RestoreService {
  public:
   // Pointers are borrowed and must outlive the service.
-  RestoreService(Env* env, CheckpointStore* store, NatsLink* link, const SidecarConfig& config);
+  // `redactor` (may be null) removes secrets from replayed bodies before they enter the prompt.
+  RestoreService(Env* env, CheckpointStore* store, NatsLink* link, const SidecarConfig& config,
+                 const Redactor* redactor = nullptr);
 
   // Runs a restore; on success returns the result JSON (the checkpoint.restored metadata plus
   // "prompt") and keeps it for Last(). Errors as Restorer::Run.

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "crypto/encrypting_store.h"
+#include "sidecar/create_request.h"
 #include "sidecar/json_log.h"
 #include "workspace/git_workspace.h"
 #ifdef AGENTCKPT_HAVE_RESTORE
@@ -38,7 +40,10 @@ bool Sidecar::RestoreAvailable() {
 
 Sidecar::Sidecar(const SidecarConfig& config, Env* env) : config_(config), env_(env) {}
 
-Sidecar::~Sidecar() { Stop(); }
+Sidecar::~Sidecar() {
+  Stop();
+  SetLogRedactor(nullptr);
+}
 
 void Sidecar::Stop() {
   {
@@ -47,6 +52,8 @@ void Sidecar::Stop() {
   }
   periodic_cv_.notify_all();
   if (periodic_.joinable()) periodic_.join();
+  if (lease_) lease_->Stop();
+  if (creates_) creates_->Stop();
   if (http_) http_->Stop();
   if (nats_) nats_->Close();
 }
@@ -57,6 +64,20 @@ std::string Sidecar::Subject(const std::string& suffix) const {
 
 StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, Env* env) {
   std::unique_ptr<Sidecar> s(new Sidecar(config, env));
+  // Redaction first: from here on nothing the agent sends is logged, stored or published with
+  // its secrets (docs/security.md).
+  Metrics* metrics = &s->metrics_;
+  s->redactor_ = std::make_unique<Redactor>(
+      [metrics](const std::string& rule, uint64_t n) { metrics->CountRedactions(rule, n); });
+  if (!config.redact_patterns_file.empty()) {
+    Status patterns = s->redactor_->AddPatternsFromFile(config.redact_patterns_file);
+    if (!patterns.ok()) {
+      return InvalidArgumentError("CKPT_REDACT_PATTERNS (--redact-patterns): " +
+                                  patterns.message());
+    }
+  }
+  SetLogRedactor(s->redactor_.get());
+  s->context_.set_redactor(s->redactor_.get());
   auto store = OpenStore(config.store_url);
   if (!store.ok()) {
     if (store.status().code() == StatusCode::kInvalidArgument) {
@@ -64,7 +85,12 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
     }
     return store.status().WithContext("CKPT_STORE " + config.store_url);
   }
-  s->store_ = std::move(store).value();
+  // Encryption at rest (docs/encryption.md); without a key, a guard that refuses encrypted data.
+  auto wrapped = crypto::WrapStoreForEncryption(std::move(store).value(), config.agent_id,
+                                                config.encryption_key_file,
+                                                config.encryption_old_key_files, env);
+  if (!wrapped.ok()) return wrapped.status();
+  s->store_ = std::move(wrapped).value();
 
   NatsLinkOptions no;
   no.url = config.nats_url;
@@ -96,7 +122,9 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   }
   Sidecar* self = s.get();
   EventSink events = [self](const std::string& event, const json& payload) {
-    Status st = self->nats_->Publish(event, self->Subject(event), Dump(payload));
+    json redacted = payload;  // e.g. the reason of checkpoint.failed
+    self->redactor_->RedactJson(&redacted);
+    Status st = self->nats_->Publish(event, self->Subject(event), Dump(redacted));
     if (!st.ok()) LogWarn("event dropped", {{"event", event}, {"reason", st.ToString()}});
   };
   WriterOptions wo;
@@ -106,6 +134,28 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   s->writer_ = std::make_unique<CheckpointWriter>(env, s->store_.get(), &s->context_, &s->metrics_,
                                                   wo, std::move(position), std::move(workspace),
                                                   std::move(events));
+  s->writer_->RequireLease([self](const Status& reason) { self->OnLeaseLost(reason, false); });
+  LeaseKeeperOptions lo;
+  lo.agent_id = config.agent_id;
+  lo.holder = MakeLeaseHolderId();
+  lo.holder_is_dead = [own = lo.holder](const std::string& holder) {
+    return IsDeadLocalHolder(holder, own);
+  };
+  lo.ttl_ms = int64_t{config.lease_ttl_s} * 1000;
+  s->lease_ = std::make_unique<LeaseKeeper>(env, s->store_.get(), lo);
+  CoalescerOptions co;
+  co.rate_per_s = config.create_rate_per_s;
+  co.burst = config.create_burst;
+  CheckpointWriter* writer = s->writer_.get();
+  s->creates_ = std::make_unique<CreateCoalescer>(
+      env,
+      [writer](TriggerReason trigger, const std::string& task_id) -> json {
+        auto written = writer->Write(trigger, task_id);
+        if (written.ok()) return written->ToJson();
+        return ErrorBody(std::string(StatusCodeName(written.status().code())),
+                         written.status().message());
+      },
+      co);
 
   ApiDeps deps;
   deps.agent_id = config.agent_id;
@@ -114,9 +164,11 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   deps.store = s->store_.get();
   deps.metrics = &s->metrics_;
   deps.body_max_bytes = config.http_body_max_bytes;
+  deps.bearer_token = config.http_token;
   deps.readiness = [self] { return self->Readiness(); };
 #ifdef AGENTCKPT_HAVE_RESTORE
-  s->restore_ = std::make_unique<RestoreService>(env, s->store_.get(), s->nats_.get(), config);
+  s->restore_ = std::make_unique<RestoreService>(env, s->store_.get(), s->nats_.get(), config,
+                                                 s->redactor_.get());
   s->restore_->set_metrics(&s->metrics_);
   RestoreService* restore = s->restore_.get();
   deps.restore.run = [restore] { return restore->Run(); };
@@ -131,12 +183,51 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
 json Sidecar::Readiness() {
   Status store = store_->Ping();
   bool nats = nats_->Connected();
-  return {{"ready", store.ok() && nats},
-          {"store", store.ok() ? "ok" : store.ToString()},
-          {"nats", nats ? "connected" : "disconnected"}};
+  Status gate = writer_->WriteGate();
+  json lease = lease_->Describe();
+  bool writing = gate.ok() && lease.value("state", "") == "held";
+  json out = {{"ready", store.ok() && nats && writing},
+              {"store", store.ok() ? "ok" : store.ToString()},
+              {"nats", nats ? "connected" : "disconnected"},
+              {"lease", lease}};
+  if (!writing) {
+    std::string state = lease.value("state", "");
+    std::string detail = lease.value("detail", "");
+    if (!gate.ok() && state != "standby") {
+      out["reason"] = gate.message();
+    } else if (state == "standby") {
+      out["reason"] =
+          "standby: " + (detail.empty() ? std::string("waiting for the lease") : detail);
+    } else {
+      out["reason"] = "lease " + state + (detail.empty() ? "" : ": " + detail);
+    }
+  }
+  return out;
 }
 
-Status Sidecar::Start() {
+void Sidecar::OnLeaseLost(const Status& reason, bool from_renewal) {
+  // From a failed put the writer has fenced itself and published checkpoint.failed (and holds
+  // its lock: no call back into it); from a renewal both are done here.
+  if (from_renewal) {
+    writer_->Fence(reason);
+    json payload = {
+        {"operation", "lease"}, {"trigger", "lease_renewal"}, {"reason", reason.ToString()}};
+    Status st = nats_->Publish("checkpoint.failed", Subject("checkpoint.failed"), Dump(payload));
+    if (!st.ok())
+      LogWarn("event dropped", {{"event", "checkpoint.failed"}, {"reason", st.ToString()}});
+  }
+  LogError("this sidecar lost the writer lease and stops writing checkpoints",
+           {{"agentId", config_.agent_id}, {"reason", reason.message()}});
+}
+
+void Sidecar::Activate(const Lease& lease) {
+  std::lock_guard<std::mutex> lock(activate_mu_);
+  if (activated_) return;
+  activated_ = true;
+  LogInfo("writer lease acquired", {{"agentId", config_.agent_id},
+                                    {"holder", lease.holder},
+                                    {"epoch", lease.epoch},
+                                    {"ttlS", config_.lease_ttl_s}});
   auto latest = store_->GetLatestVerified(config_.agent_id);
   if (latest.ok()) {
     context_.Seed(latest->checkpoint);
@@ -156,6 +247,17 @@ Status Sidecar::Start() {
     if (!result.ok()) LogError("restore at start failed", {{"reason", result.status().ToString()}});
   }
 #endif
+  writer_->SetLease(LeaseToken{lease.holder, lease.epoch});
+}
+
+Status Sidecar::Start() {
+  auto lease = lease_->TryAcquire();
+  if (lease.ok()) {
+    Activate(*lease);
+  } else {
+    LogWarn("standby: another sidecar holds the writer lease; retrying",
+            {{"agentId", config_.agent_id}, {"reason", lease.status().ToString()}});
+  }
   Status listening = http_->Start();
   if (!listening.ok()) {
     return InvalidArgumentError("CKPT_HTTP_ADDR (--http-addr): " + listening.message());
@@ -165,11 +267,21 @@ Status Sidecar::Start() {
   RETURN_IF_ERROR(nats_->Subscribe(Subject("checkpoint.restore"),
                                    [this](const NatsRequest& r) { OnRestoreRequest(r); }));
   periodic_ = std::thread([this] { PeriodicLoop(); });
+  lease_->Start([this](const Lease& l) { Activate(l); },
+                [this](const Status& reason) { OnLeaseLost(reason, true); });
+  const std::string& host = config_.http_host;
+  bool loopback =
+      host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+  if (!loopback && config_.http_token.empty()) {
+    LogWarn("the HTTP API listens beyond loopback without a token; set CKPT_HTTP_TOKEN_FILE",
+            {{"http", host + ":" + std::to_string(config_.http_port)}});
+  }
   LogInfo("sidecar started", {{"agentId", config_.agent_id},
                               {"http", config_.http_host + ":" + std::to_string(config_.http_port)},
                               {"store", config_.store_url},
                               {"periodS", config_.period_s},
-                              {"restore", RestoreAvailable()}});
+                              {"restore", RestoreAvailable()},
+                              {"lease", lease_->Describe()}});
   return OkStatus();
 }
 
@@ -187,48 +299,23 @@ void Sidecar::PeriodicLoop() {
 
 void Sidecar::Respond(const NatsRequest& req, const json& body) {
   if (req.reply.empty()) return;
-  Status s = nats_->Publish("reply", req.reply, Dump(body));
+  json redacted = body;
+  redactor_->RedactJson(&redacted);
+  Status s = nats_->Publish("reply", req.reply, Dump(redacted));
   if (!s.ok()) LogWarn("reply dropped", {{"subject", req.subject}, {"reason", s.ToString()}});
 }
 
 void Sidecar::OnCreateRequest(const NatsRequest& req) {
-  TriggerReason trigger = TriggerReason::kManual;
-  std::string task_id;
-  json body = json::parse(req.data.empty() ? std::string("{}") : req.data, nullptr, false);
-  std::string problem;
-  if (body.is_discarded() || !body.is_object()) {
-    problem = "payload: expected a JSON object";
-  } else {
-    if (body.contains("trigger")) {
-      const json& t = body["trigger"];
-      auto parsed = t.is_string() ? ParseTriggerReason(t.get<std::string>()) : std::nullopt;
-      if (!parsed ||
-          (*parsed != TriggerReason::kManual && *parsed != TriggerReason::kPreCompaction)) {
-        problem = "trigger: expected \"manual\" or \"pre_compaction\"";
-      } else {
-        trigger = *parsed;
-      }
-    }
-    if (body.contains("taskId")) {
-      if (body["taskId"].is_string()) {
-        task_id = body["taskId"].get<std::string>();
-      } else {
-        problem = "taskId: expected a string";
-      }
-    }
-  }
-  if (!problem.empty()) {
-    LogWarn("checkpoint request rejected", {{"subject", req.subject}, {"reason", problem}});
-    Respond(req, ErrorBody("INVALID_ARGUMENT", problem));
+  auto parsed = ParseCreateRequest(req.data);
+  if (!parsed.ok()) {
+    LogWarn("checkpoint request rejected",
+            {{"subject", req.subject}, {"reason", parsed.status().message()}});
+    Respond(req, ErrorBody("INVALID_ARGUMENT", parsed.status().message()));
     return;
   }
-  auto written = writer_->Write(trigger, task_id);
-  if (written.ok()) {
-    Respond(req, written->ToJson());
-  } else {
-    Respond(req, ErrorBody(std::string(StatusCodeName(written.status().code())),
-                           written.status().message()));
-  }
+  // Admitted requests are coalesced into at most one pending write; the rest are refused.
+  NatsRequest copy = req;
+  creates_->Submit(*parsed, [this, copy](const json& body) { Respond(copy, body); });
 }
 
 void Sidecar::OnRestoreRequest(const NatsRequest& req) {
@@ -255,8 +342,20 @@ Status Sidecar::Shutdown() {
   if (periodic_.joinable()) periodic_.join();
   // Intake stops first, so the pre_shutdown checkpoint holds every accepted change and is the
   // last checkpoint this process writes.
+  lease_->Stop();  // no renewal races the final write; the lease is still held
+  creates_->Stop();
   context_.Freeze();
-  auto written = writer_->WriteFinal(TriggerReason::kPreShutdown);
+  Status gate = writer_->WriteGate();
+  if (!gate.ok()) {
+    LogWarn("no pre_shutdown checkpoint: this sidecar is not the writer",
+            {{"reason", gate.message()}});
+  }
+  StatusOr<WriteResult> written =
+      gate.ok() ? writer_->WriteFinal(TriggerReason::kPreShutdown) : StatusOr<WriteResult>(gate);
+  if (Status released = lease_->Release(); !released.ok()) {
+    LogWarn("cannot release the writer lease; it expires on its own",
+            {{"reason", released.ToString()}});
+  }
   Status flushed = nats_->Flush(1000);
   if (!flushed.ok()) {
     LogWarn("nats flush at shutdown failed; buffered events are lost",
@@ -267,7 +366,7 @@ Status Sidecar::Shutdown() {
   LogInfo("sidecar stopped",
           {{"checkpointed", written.ok()},
            {"shutdownMs", static_cast<double>(env_->NowMonotonicMicros() - start) / 1000.0}});
-  return written.ok() ? OkStatus() : written.status();
+  return written.ok() || !gate.ok() ? OkStatus() : written.status();
 }
 
 }  // namespace agentckpt

@@ -14,7 +14,9 @@
 #include "sidecar/checkpoint_writer.h"
 #include "sidecar/config.h"
 #include "sidecar/context_state.h"
+#include "sidecar/create_coalescer.h"
 #include "sidecar/http_server.h"
+#include "sidecar/lease_keeper.h"
 #include "sidecar/metrics.h"
 #include "sidecar/nats_link.h"
 #include "store/checkpoint_store.h"
@@ -31,13 +33,19 @@ class Sidecar {
   static StatusOr<std::unique_ptr<Sidecar>> Create(const SidecarConfig& config, Env* env);
   ~Sidecar();
 
-  // Seeds the context from the latest verified checkpoint, starts the HTTP API, subscribes to
-  // the control subjects, runs the start-up restore (when built in and enabled) and starts the
-  // periodic trigger. kUnavailable if the HTTP address cannot be bound.
+  // Takes the agent's writer lease; with it, seeds the context from the latest verified
+  // checkpoint, runs the start-up restore (when built in and enabled), starts the HTTP API,
+  // subscribes to the control subjects and starts the periodic trigger and lease renewals.
+  // When another sidecar holds the lease, starts on standby instead: the HTTP API answers
+  // (readyz: "standby: lease held by ..."), checkpoint writes are refused, and the lease is
+  // retried until the holder releases it or it expires; then the seeding and restore run.
+  // kUnavailable/kInvalidArgument if the HTTP address cannot be bound.
   Status Start();
 
-  // Stops the periodic trigger, writes the pre_shutdown checkpoint, flushes NATS (bounded),
-  // stops the HTTP API and closes NATS. Returns the checkpoint's status. Call once.
+  // Stops the periodic trigger and the create-request intake, writes the pre_shutdown
+  // checkpoint, releases the writer lease (so a standby sidecar takes over at once), flushes
+  // NATS (bounded), stops the HTTP API and closes NATS. Returns the checkpoint's status (on
+  // standby or with the lease lost, nothing is written). Call once.
   Status Shutdown();
 
   // Stops the periodic trigger and the HTTP API and closes NATS, without a checkpoint (for a
@@ -50,6 +58,9 @@ class Sidecar {
  private:
   Sidecar(const SidecarConfig& config, Env* env);
   void PeriodicLoop();
+  // With the lease held: seeds the context and runs the start-up restore. Once.
+  void Activate(const Lease& lease);
+  void OnLeaseLost(const Status& reason, bool from_renewal);
   void OnCreateRequest(const NatsRequest& req);
   void OnRestoreRequest(const NatsRequest& req);
   void Respond(const NatsRequest& req, const nlohmann::json& body);
@@ -59,6 +70,7 @@ class Sidecar {
   SidecarConfig config_;
   Env* env_;
   Metrics metrics_;
+  std::unique_ptr<Redactor> redactor_;  // secrets out of context, events, logs and prompts
   std::unique_ptr<CheckpointStore> store_;
   std::unique_ptr<NatsLink> nats_;
   ContextState context_;
@@ -66,6 +78,10 @@ class Sidecar {
   std::unique_ptr<RestoreService> restore_;
   std::unique_ptr<ApiRouter> router_;
   std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<LeaseKeeper> lease_;
+  std::unique_ptr<CreateCoalescer> creates_;
+  std::mutex activate_mu_;
+  bool activated_ = false;
 
   std::mutex periodic_mu_;
   std::condition_variable periodic_cv_;

@@ -1,0 +1,208 @@
+#include "sidecar/lease_keeper.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include "common/time_format.h"
+#include "sidecar/json_log.h"
+
+namespace agentckpt {
+
+std::string MakeLeaseHolderId() {
+  std::string host;
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') {
+    host = pod;
+  } else {
+    char name[256] = {0};
+    host = gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0' ? name : "host";
+  }
+  return host + "/" + std::to_string(getpid());
+}
+
+bool IsDeadLocalHolder(const std::string& holder, const std::string& own_holder) {
+  const size_t slash = holder.rfind('/');
+  const size_t own_slash = own_holder.rfind('/');
+  if (slash == std::string::npos || own_slash == std::string::npos) return false;
+  if (holder.compare(0, slash, own_holder, 0, own_slash) != 0 || slash != own_slash) return false;
+  const std::string digits = holder.substr(slash + 1);
+  if (digits.empty() || digits.size() > 9 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  const pid_t pid = static_cast<pid_t>(std::stol(digits));
+  if (pid <= 0 || pid == getpid()) return false;
+  return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+LeaseKeeper::LeaseKeeper(Env* env, CheckpointStore* store, LeaseKeeperOptions options)
+    : env_(env), store_(store), options_(std::move(options)) {
+  options_.retry_ms = std::max<int64_t>(10, std::min(options_.retry_ms, options_.ttl_ms / 3));
+}
+
+LeaseKeeper::~LeaseKeeper() { Stop(); }
+
+StatusOr<Lease> LeaseKeeper::TakeOverFromDeadHolder(StatusOr<Lease> refused) {
+  if (refused.ok() || refused.status().code() != StatusCode::kFailedPrecondition ||
+      !options_.holder_is_dead) {
+    return refused;
+  }
+  auto record = store_->GetAgent(options_.agent_id);
+  if (!record.ok() || record->lease_holder.empty() || record->lease_holder == options_.holder ||
+      !options_.holder_is_dead(record->lease_holder)) {
+    return refused;
+  }
+  const std::string dead = record->lease_holder;
+  const int64_t now = env_->NowUnixMillis();
+  // In the dead holder's name the store grants its own lease back; releasing it then frees the
+  // lease for an ordinary acquisition (epoch + 1). Another sidecar racing for it in between
+  // wins or loses at that last step, as with any free lease.
+  auto as_dead = store_->AcquireLease(options_.agent_id, dead, options_.ttl_ms, now);
+  if (!as_dead.ok()) return refused;
+  if (Status s = store_->ReleaseLease(options_.agent_id, LeaseToken{dead, as_dead->epoch}, now);
+      !s.ok()) {
+    return s;
+  }
+  auto got = store_->AcquireLease(options_.agent_id, options_.holder, options_.ttl_ms,
+                                  env_->NowUnixMillis());
+  if (got.ok()) {
+    LogInfo("took over the writer lease of a sidecar that no longer runs",
+            {{"agentId", options_.agent_id}, {"deadHolder", dead}, {"epoch", got->epoch}});
+  }
+  return got;
+}
+
+StatusOr<Lease> LeaseKeeper::TryAcquire() {
+  auto got = TakeOverFromDeadHolder(store_->AcquireLease(
+      options_.agent_id, options_.holder, options_.ttl_ms, env_->NowUnixMillis()));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (got.ok()) {
+    lease_ = *got;
+    state_ = "held";
+    detail_.clear();
+  } else {
+    state_ = "standby";
+    detail_ = got.status().message();
+  }
+  return got;
+}
+
+void LeaseKeeper::Start(std::function<void(const Lease&)> on_acquired,
+                        std::function<void(const Status&)> on_lost) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (thread_.joinable() || stopping_) return;
+  thread_ = std::thread([this, a = std::move(on_acquired), l = std::move(on_lost)]() mutable {
+    Loop(std::move(a), std::move(l));
+  });
+}
+
+bool LeaseKeeper::WaitMs(int64_t ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_; });
+  return !stopping_;
+}
+
+void LeaseKeeper::Loop(std::function<void(const Lease&)> on_acquired,
+                       std::function<void(const Status&)> on_lost) {
+  bool announced = false;
+  while (true) {
+    if (!held()) {
+      auto got = TryAcquire();
+      if (!got.ok()) {
+        if (!WaitMs(options_.retry_ms)) return;
+        continue;
+      }
+    }
+    if (!announced) {
+      announced = true;
+      std::optional<Lease> lease;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        lease = lease_;
+      }
+      if (on_acquired && lease) on_acquired(*lease);
+    }
+    if (!WaitMs(options_.ttl_ms / 3)) return;
+    LeaseToken token;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      token = LeaseToken{lease_->holder, lease_->epoch};
+    }
+    auto renewed =
+        store_->RenewLease(options_.agent_id, token, options_.ttl_ms, env_->NowUnixMillis());
+    if (renewed.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      lease_ = *renewed;
+      detail_.clear();
+      continue;
+    }
+    if (renewed.status().code() == StatusCode::kFailedPrecondition) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        state_ = "lost";
+        detail_ = renewed.status().message();
+      }
+      LogError("writer lease lost", {{"agentId", options_.agent_id},
+                                     {"holder", options_.holder},
+                                     {"reason", renewed.status().message()}});
+      if (on_lost) on_lost(renewed.status());
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      detail_ = "renewal failed: " + renewed.status().ToString();
+    }
+    LogWarn("writer lease renewal failed; retrying", {{"reason", renewed.status().ToString()}});
+  }
+}
+
+void LeaseKeeper::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+Status LeaseKeeper::Release() {
+  Stop();
+  std::optional<Lease> lease;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != "held") return OkStatus();
+    lease = lease_;
+  }
+  Status s = store_->ReleaseLease(options_.agent_id, LeaseToken{lease->holder, lease->epoch},
+                                  env_->NowUnixMillis());
+  if (s.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = "released";
+  }
+  return s;
+}
+
+bool LeaseKeeper::held() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_ == "held";
+}
+
+nlohmann::json LeaseKeeper::Describe() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  nlohmann::json j = {{"state", state_}, {"holder", options_.holder}};
+  if (lease_) {
+    j["epoch"] = lease_->epoch;
+    j["expiresAt"] = FormatRfc3339Millis(lease_->expires_at_ms);
+  }
+  if (!detail_.empty()) j["detail"] = detail_;
+  return j;
+}
+
+}  // namespace agentckpt

@@ -1,0 +1,95 @@
+// A flood of agent.X.checkpoint.create requests against the real `agentckpt run` binary:
+// requests coalesce into few checkpoints, the rest are rate-limited at once, every request is
+// answered, and the sidecar stays responsive.
+#include <nats/nats.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "tests/sidecar/sidecar_test_env.h"
+
+namespace agentckpt::testing {
+namespace {
+
+using nlohmann::json;
+
+class CreateFloodTest : public SidecarEnvTest {};
+
+struct Replies {
+  std::atomic<int> total{0}, created{0}, rate_limited{0}, other{0};
+  std::atomic<int> max_coalesced{0};
+};
+
+void OnReply(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+  auto* r = static_cast<Replies*>(closure);
+  json body =
+      json::parse(std::string(natsMsg_GetData(msg), natsMsg_GetDataLength(msg)), nullptr, false);
+  if (body.is_object() && body.contains("checkpointId")) {
+    r->created++;
+    int c = body.value("coalescedRequests", 0);
+    int prev = r->max_coalesced.load();
+    while (c > prev && !r->max_coalesced.compare_exchange_weak(prev, c)) {
+    }
+  } else if (body.is_object() && body.contains("error") &&
+             body["error"].value("code", "") == "RATE_LIMITED") {
+    r->rate_limited++;
+  } else {
+    r->other++;
+  }
+  r->total++;
+  natsMsg_Destroy(msg);
+}
+
+TEST_F(CreateFloodTest, ThousandRequestsCoalesceAndAreAllAnswered) {
+  auto sidecar = StartSidecar({{"CKPT_CREATE_RATE_PER_S", "10"}, {"CKPT_CREATE_BURST", "20"}});
+  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
+            200);
+  size_t before = ListCheckpoints().size();
+
+  natsConnection* nc = nullptr;
+  ASSERT_EQ(natsConnection_ConnectTo(&nc, nats_->url().c_str()), NATS_OK);
+  Replies replies;
+  natsSubscription* sub = nullptr;
+  ASSERT_EQ(natsConnection_Subscribe(&sub, nc, "flood.reply", OnReply, &replies), NATS_OK);
+  ASSERT_EQ(natsSubscription_SetPendingLimits(sub, -1, -1), NATS_OK);
+  ASSERT_EQ(natsConnection_Flush(nc), NATS_OK);
+
+  constexpr int kRequests = 1000;
+  const std::string subject = std::string("agent.") + kProcAgent + ".checkpoint.create";
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_EQ(natsConnection_PublishRequestString(nc, subject.c_str(), "flood.reply",
+                                                  R"({"trigger":"manual"})"),
+              NATS_OK);
+  }
+  ASSERT_EQ(natsConnection_Flush(nc), NATS_OK);
+
+  // Responsive while the flood is served.
+  auto health = HttpCall(port_, "GET", "/healthz");
+  EXPECT_EQ(health.status, 200);
+
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (replies.total.load() < kRequests && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(replies.total.load(), kRequests);
+  EXPECT_EQ(replies.other.load(), 0);
+  EXPECT_EQ(replies.created.load() + replies.rate_limited.load(), kRequests);
+  // At most burst + rate * elapsed admitted; far fewer checkpoints than admitted requests.
+  EXPECT_GE(replies.created.load(), 1);
+  EXPECT_LE(replies.created.load(), 20 + 10 * 30);
+  EXPECT_GE(replies.rate_limited.load(), kRequests - (20 + 10 * 30));
+  size_t written = ListCheckpoints().size() - before;
+  EXPECT_GE(written, 1u);
+  EXPECT_LT(written, static_cast<size_t>(replies.created.load()) + 1);
+  EXPECT_LE(written, 10u) << "admitted requests should coalesce into few checkpoints";
+  EXPECT_GT(replies.max_coalesced.load(), 1);
+  EXPECT_EQ(HttpCall(port_, "GET", "/healthz").status, 200);
+
+  natsSubscription_Destroy(sub);
+  natsConnection_Destroy(nc);
+  EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
+}
+
+}  // namespace
+}  // namespace agentckpt::testing
