@@ -1,9 +1,12 @@
 // agentckpt: the command-line entry point. Each subcommand lives in its own part: `run` is the
 // sidecar daemon (sidecar/run_command.h), `setup-stream` creates an agent's JetStream inbox
-// (cli/setup_stream.h), and list/show/verify/prune/status work on a store
-// (cli/store_commands.h).
+// (cli/setup_stream.h), list/show/verify/prune/status work on a store (cli/store_commands.h),
+// `restore --dry-run` previews a restoration (cli/restore_command.h) and `create` asks a running
+// sidecar for a checkpoint (cli/create_command.h). docs/cli.md documents them all.
 #include <CLI/CLI.hpp>
 
+#include "cli/create_command.h"
+#include "cli/restore_command.h"
 #include "cli/setup_stream.h"
 #include "cli/store_commands.h"
 #include "sidecar/run_command.h"
@@ -14,6 +17,8 @@ int main(int argc, char** argv) {
   agentckpt::RunCommand run(&app);
   agentckpt::SetupStreamCommand setup_stream(&app);
   agentckpt::StoreCommands store_commands(&app);
+  agentckpt::RestoreCommand restore(&app);
+  agentckpt::CreateCommand create(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -23,5 +28,7 @@ int main(int argc, char** argv) {
   if (run.Selected()) return run.Execute();
   if (setup_stream.Selected()) return setup_stream.Execute();
   if (store_commands.Selected()) return store_commands.Execute();
+  if (restore.Selected()) return restore.Execute();
+  if (create.Selected()) return create.Execute();
   return 2;
 }

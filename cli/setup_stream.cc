@@ -14,12 +14,6 @@ namespace {
 
 constexpr int64_t kNanosPerSecond = 1000000000;
 
-struct ConnectionCloser {
-  void operator()(natsConnection* nc) const {
-    natsConnection_Close(nc);
-    natsConnection_Destroy(nc);
-  }
-};
 struct OptionsDeleter {
   void operator()(natsOptions* o) const { natsOptions_Destroy(o); }
 };
@@ -32,7 +26,6 @@ struct StreamInfoDeleter {
 struct ConsumerInfoDeleter {
   void operator()(jsConsumerInfo* ci) const { jsConsumerInfo_Destroy(ci); }
 };
-using ConnectionPtr = std::unique_ptr<natsConnection, ConnectionCloser>;
 using StreamInfoPtr = std::unique_ptr<jsStreamInfo, StreamInfoDeleter>;
 using ConsumerInfoPtr = std::unique_ptr<jsConsumerInfo, ConsumerInfoDeleter>;
 
@@ -80,66 +73,6 @@ Status FromJetStream(natsConnection* nc, natsStatus s, jsErrCode jerr, const std
   if (s == NATS_NOT_PERMITTED) return PermissionDeniedError(what + ": " + detail);
   return InternalError(what + ": " + detail +
                        (jerr != 0 ? " (JetStream error " + std::to_string(jerr) + ")" : ""));
-}
-
-// `url` without any user:password@ part, for messages.
-std::string RedactUrl(const std::string& url) {
-  size_t at = url.rfind('@');
-  if (at == std::string::npos) return url;
-  size_t scheme = url.find("://");
-  size_t start = scheme == std::string::npos || scheme > at ? 0 : scheme + 3;
-  return url.substr(0, start) + "***" + url.substr(at);
-}
-
-StatusOr<ConnectionPtr> Connect(const SetupStreamOptions& o) {
-  natsOptions* raw = nullptr;
-  if (natsOptions_Create(&raw) != NATS_OK) return InternalError("natsOptions_Create failed");
-  std::unique_ptr<natsOptions, OptionsDeleter> opts(raw);
-  auto bad = [](const char* setting, natsStatus s) {
-    return InvalidArgumentError(std::string(setting) + ": " + NatsDetail(s));
-  };
-  natsStatus s;
-  if ((s = natsOptions_SetURL(opts.get(), o.nats_url.c_str())) != NATS_OK) {
-    return bad("NATS_URL", s);
-  }
-  natsOptions_SetName(opts.get(), "agentckpt setup-stream");
-  natsOptions_SetTimeout(opts.get(), o.timeout_ms);
-  natsOptions_SetAllowReconnect(opts.get(), false);
-  if (!o.creds_file.empty() && (s = natsOptions_SetUserCredentialsFromFiles(
-                                    opts.get(), o.creds_file.c_str(), nullptr)) != NATS_OK) {
-    return bad("NATS_CREDS", s);
-  }
-  if (!o.nkey_seed_file.empty() &&
-      (s = natsOptions_SetNKeyFromSeed(opts.get(), o.nkey.c_str(), o.nkey_seed_file.c_str())) !=
-          NATS_OK) {
-    return bad("NATS_NKEY_SEED", s);
-  }
-  if (!o.user.empty() &&
-      (s = natsOptions_SetUserInfo(opts.get(), o.user.c_str(), o.password.c_str())) != NATS_OK) {
-    return bad("NATS_USER", s);
-  }
-  if (!o.tls_ca_file.empty() || !o.tls_cert_file.empty()) {
-    if ((s = natsOptions_SetSecure(opts.get(), true)) != NATS_OK) return bad("NATS_TLS_CA", s);
-  }
-  if (!o.tls_ca_file.empty() &&
-      (s = natsOptions_LoadCATrustedCertificates(opts.get(), o.tls_ca_file.c_str())) != NATS_OK) {
-    return bad("NATS_TLS_CA", s);
-  }
-  if (!o.tls_cert_file.empty() &&
-      (s = natsOptions_LoadCertificatesChain(opts.get(), o.tls_cert_file.c_str(),
-                                             o.tls_key_file.c_str())) != NATS_OK) {
-    return bad("NATS_TLS_CERT", s);
-  }
-  natsConnection* nc = nullptr;
-  s = natsConnection_Connect(&nc, opts.get());
-  if (s == NATS_CONNECTION_AUTH_FAILED) {
-    return UnauthenticatedError("NATS refused the credentials: " + NatsDetail(s));
-  }
-  if (s != NATS_OK) {
-    return UnavailableError("cannot connect to NATS at " + RedactUrl(o.nats_url) + ": " +
-                            NatsDetail(s));
-  }
-  return ConnectionPtr(nc);
 }
 
 std::vector<std::string> StreamDifferences(const jsStreamConfig& have, const jsStreamConfig& want) {
@@ -252,18 +185,71 @@ Status EnsureConsumer(natsConnection* nc, jsCtx* js, const char* stream, jsConsu
 
 }  // namespace
 
-Status SetupStream(const SetupStreamOptions& o, SetupStreamReport* report) {
+std::string RedactNatsUrl(const std::string& url) {
+  size_t at = url.rfind('@');
+  if (at == std::string::npos) return url;
+  size_t scheme = url.find("://");
+  size_t start = scheme == std::string::npos || scheme > at ? 0 : scheme + 3;
+  return url.substr(0, start) + "***" + url.substr(at);
+}
+
+StatusOr<NatsConnectionPtr> ConnectNats(const NatsClientOptions& o,
+                                        const std::string& client_name) {
+  natsOptions* raw = nullptr;
+  if (natsOptions_Create(&raw) != NATS_OK) return InternalError("natsOptions_Create failed");
+  std::unique_ptr<natsOptions, OptionsDeleter> opts(raw);
+  auto bad = [](const char* setting, natsStatus s) {
+    return InvalidArgumentError(std::string(setting) + ": " + NatsDetail(s));
+  };
+  natsStatus s;
+  if ((s = natsOptions_SetURL(opts.get(), o.nats_url.c_str())) != NATS_OK) {
+    return bad("NATS_URL", s);
+  }
+  natsOptions_SetName(opts.get(), client_name.c_str());
+  natsOptions_SetTimeout(opts.get(), o.timeout_ms);
+  natsOptions_SetAllowReconnect(opts.get(), false);
+  if (!o.creds_file.empty() && (s = natsOptions_SetUserCredentialsFromFiles(
+                                    opts.get(), o.creds_file.c_str(), nullptr)) != NATS_OK) {
+    return bad("NATS_CREDS", s);
+  }
+  if (!o.nkey_seed_file.empty() &&
+      (s = natsOptions_SetNKeyFromSeed(opts.get(), o.nkey.c_str(), o.nkey_seed_file.c_str())) !=
+          NATS_OK) {
+    return bad("NATS_NKEY_SEED", s);
+  }
+  if (!o.user.empty() &&
+      (s = natsOptions_SetUserInfo(opts.get(), o.user.c_str(), o.password.c_str())) != NATS_OK) {
+    return bad("NATS_USER", s);
+  }
+  if (!o.tls_ca_file.empty() || !o.tls_cert_file.empty()) {
+    if ((s = natsOptions_SetSecure(opts.get(), true)) != NATS_OK) return bad("NATS_TLS_CA", s);
+  }
+  if (!o.tls_ca_file.empty() &&
+      (s = natsOptions_LoadCATrustedCertificates(opts.get(), o.tls_ca_file.c_str())) != NATS_OK) {
+    return bad("NATS_TLS_CA", s);
+  }
+  if (!o.tls_cert_file.empty() &&
+      (s = natsOptions_LoadCertificatesChain(opts.get(), o.tls_cert_file.c_str(),
+                                             o.tls_key_file.c_str())) != NATS_OK) {
+    return bad("NATS_TLS_CERT", s);
+  }
+  natsConnection* nc = nullptr;
+  s = natsConnection_Connect(&nc, opts.get());
+  if (s == NATS_CONNECTION_AUTH_FAILED) {
+    return UnauthenticatedError("NATS refused the credentials: " + NatsDetail(s));
+  }
+  if (s != NATS_OK) {
+    return UnavailableError("cannot connect to NATS at " + RedactNatsUrl(o.nats_url) + ": " +
+                            NatsDetail(s));
+  }
+  return NatsConnectionPtr(nc);
+}
+
+Status CheckNatsClientOptions(const NatsClientOptions& o) {
   if (o.nats_url.find("://") == std::string::npos) {
     return InvalidArgumentError("--nats: expected a URL like nats://host:4222, got \"" +
-                                RedactUrl(o.nats_url) + "\"");
+                                RedactNatsUrl(o.nats_url) + "\"");
   }
-  RETURN_IF_ERROR(CheckName("--stream", o.stream));
-  RETURN_IF_ERROR(CheckName("--consumer", o.consumer));
-  ASSIGN_OR_RETURN(std::vector<std::string> subjects, ExpandSetupSubjects(o));
-  if (o.replicas < 1 || o.replicas > 5) {
-    return InvalidArgumentError("--replicas: expected 1 to 5, got " + std::to_string(o.replicas));
-  }
-  if (o.max_age_s < 0) return InvalidArgumentError("--max-age: negative");
   if (o.user.empty() != o.password.empty()) {
     return InvalidArgumentError("--nats-user and --nats-password must be given together");
   }
@@ -273,8 +259,21 @@ Status SetupStream(const SetupStreamOptions& o, SetupStreamReport* report) {
   if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
     return InvalidArgumentError("--nats-tls-cert and --nats-tls-key must be given together");
   }
+  if (o.timeout_ms <= 0) return InvalidArgumentError("timeout: must be positive");
+  return OkStatus();
+}
 
-  ASSIGN_OR_RETURN(ConnectionPtr nc, Connect(o));
+Status SetupStream(const SetupStreamOptions& o, SetupStreamReport* report) {
+  RETURN_IF_ERROR(CheckNatsClientOptions(o));
+  RETURN_IF_ERROR(CheckName("--stream", o.stream));
+  RETURN_IF_ERROR(CheckName("--consumer", o.consumer));
+  ASSIGN_OR_RETURN(std::vector<std::string> subjects, ExpandSetupSubjects(o));
+  if (o.replicas < 1 || o.replicas > 5) {
+    return InvalidArgumentError("--replicas: expected 1 to 5, got " + std::to_string(o.replicas));
+  }
+  if (o.max_age_s < 0) return InvalidArgumentError("--max-age: negative");
+
+  ASSIGN_OR_RETURN(NatsConnectionPtr nc, ConnectNats(o, "agentckpt setup-stream"));
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.Wait = o.timeout_ms;

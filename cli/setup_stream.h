@@ -6,7 +6,7 @@
 //   agentckpt setup-stream --agent ID [--nats URL] [--stream S] [--consumer C]
 //                          [--subjects agent.{agent}.inbox.>] [--max-age 7d] [--replicas 1]
 //                          [--nats-creds F | --nats-nkey K --nats-nkey-seed F |
-//                           --nats-user U --nats-password P] [--nats-tls-ca F ...]
+//                           --nats-user U --nats-password P] [--nats-tls-ca F ...] [--json]
 //
 // Defaults come from the sidecar's environment variables: NATS_URL, AGENT_ID, JS_STREAM,
 // JS_CONSUMER, NATS_CREDS, NATS_NKEY, NATS_NKEY_SEED, NATS_USER, NATS_PASSWORD, NATS_TLS_CA,
@@ -15,13 +15,17 @@
 // unavailable.
 //
 // SetupStream lives in setup_stream.cc, the argument helpers in setup_stream_args.cc and the
-// subcommand class in setup_stream_command.cc.
+// subcommand class in setup_stream_command.cc. The NATS connection and its flags
+// (cli/nats_client.h), shared with `create` and `restore --dry-run`, are implemented in
+// setup_stream.cc and setup_stream_command.cc too, so that the tests that compile these files
+// directly (tests/k8s) need no other source.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "cli/nats_client.h"
 #include "common/status.h"
 
 namespace CLI {
@@ -30,8 +34,8 @@ class App;
 
 namespace agentckpt {
 
-struct SetupStreamOptions {
-  std::string nats_url = "nats://127.0.0.1:4222";
+// The NATS connection options (URL, authentication, TLS, timeout) come from NatsClientOptions.
+struct SetupStreamOptions : NatsClientOptions {
   std::string agent_id;
   std::string stream;
   std::string consumer;
@@ -41,16 +45,6 @@ struct SetupStreamOptions {
   std::string subjects = "agent.{agent}.inbox.>";
   int64_t max_age_s = 0;  // 0: messages do not expire by age
   int replicas = 1;       // 1-5
-  // Authentication and TLS, as for the sidecar (empty: unused).
-  std::string creds_file;
-  std::string nkey;
-  std::string nkey_seed_file;
-  std::string user;
-  std::string password;
-  std::string tls_ca_file;
-  std::string tls_cert_file;
-  std::string tls_key_file;
-  int timeout_ms = 5000;  // connect and each JetStream API call
 };
 
 // What SetupStream found or did (reset by each call).
@@ -91,6 +85,7 @@ class SetupStreamCommand {
   CLI::App* command_;
   SetupStreamOptions options_;
   std::string max_age_ = "0";
+  bool json_ = false;
 };
 
 }  // namespace agentckpt

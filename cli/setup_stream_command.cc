@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 #include "cli/setup_stream.h"
 
@@ -27,28 +28,46 @@ int ExitCode(const Status& s) {
 
 }  // namespace
 
+CLI::Option* AddNatsClientFlags(CLI::App* c, NatsClientOptions* o, bool url_from_env) {
+  if (url_from_env) o->nats_url = EnvOr("NATS_URL", o->nats_url);
+  o->creds_file = EnvOr("NATS_CREDS", o->creds_file);
+  o->nkey = EnvOr("NATS_NKEY", o->nkey);
+  o->nkey_seed_file = EnvOr("NATS_NKEY_SEED", o->nkey_seed_file);
+  o->user = EnvOr("NATS_USER", o->user);
+  o->password = EnvOr("NATS_PASSWORD", o->password);
+  o->tls_ca_file = EnvOr("NATS_TLS_CA", o->tls_ca_file);
+  o->tls_cert_file = EnvOr("NATS_TLS_CERT", o->tls_cert_file);
+  o->tls_key_file = EnvOr("NATS_TLS_KEY", o->tls_key_file);
+  CLI::Option* url =
+      c->add_option("--nats", o->nats_url,
+                    url_from_env ? "NATS server URL (default: $NATS_URL)" : "NATS server URL");
+  if (url_from_env) url->capture_default_str();
+  c->add_option("--nats-creds", o->creds_file, "NATS credentials file (default: $NATS_CREDS)");
+  c->add_option("--nats-nkey", o->nkey, "NATS user NKey public key (default: $NATS_NKEY)");
+  c->add_option("--nats-nkey-seed", o->nkey_seed_file,
+                "File holding the NKey seed (default: $NATS_NKEY_SEED)");
+  c->add_option("--nats-user", o->user, "NATS user (default: $NATS_USER)");
+  c->add_option("--nats-password", o->password,
+                "NATS password (default: $NATS_PASSWORD; prefer the variable, flags show in ps)");
+  c->add_option("--nats-tls-ca", o->tls_ca_file, "CA file for NATS TLS (default: $NATS_TLS_CA)");
+  c->add_option("--nats-tls-cert", o->tls_cert_file,
+                "Client certificate file (default: $NATS_TLS_CERT)");
+  c->add_option("--nats-tls-key", o->tls_key_file, "Client key file (default: $NATS_TLS_KEY)");
+  return url;
+}
+
 SetupStreamCommand::SetupStreamCommand(CLI::App* app) {
   SetupStreamOptions& o = options_;
-  o.nats_url = EnvOr("NATS_URL", o.nats_url);
   o.agent_id = EnvOr("AGENT_ID", "");
   o.stream = EnvOr("JS_STREAM", "");
   o.consumer = EnvOr("JS_CONSUMER", "");
-  o.creds_file = EnvOr("NATS_CREDS", "");
-  o.nkey = EnvOr("NATS_NKEY", "");
-  o.nkey_seed_file = EnvOr("NATS_NKEY_SEED", "");
-  o.user = EnvOr("NATS_USER", "");
-  o.password = EnvOr("NATS_PASSWORD", "");
-  o.tls_ca_file = EnvOr("NATS_TLS_CA", "");
-  o.tls_cert_file = EnvOr("NATS_TLS_CERT", "");
-  o.tls_key_file = EnvOr("NATS_TLS_KEY", "");
 
   command_ = app->add_subcommand(
       "setup-stream",
       "Create the agent's JetStream inbox stream and durable pull consumer (idempotent; exit 1 "
       "if either exists with a different configuration)");
   CLI::App* c = command_;
-  c->add_option("--nats", o.nats_url, "NATS server URL (default: $NATS_URL)")
-      ->capture_default_str();
+  AddNatsClientFlags(c, &o);
   c->add_option("--agent", o.agent_id, "Agent id (default: $AGENT_ID)");
   c->add_option("--stream", o.stream, "Stream name (default: $JS_STREAM)");
   c->add_option("--consumer", o.consumer, "Durable consumer name (default: $JS_CONSUMER)");
@@ -60,20 +79,10 @@ SetupStreamCommand::SetupStreamCommand(CLI::App* app) {
   c->add_option("--replicas", o.replicas, "Stream replicas (1-5)")
       ->check(CLI::Range(1, 5))
       ->capture_default_str();
-  c->add_option("--nats-creds", o.creds_file, "NATS credentials file (default: $NATS_CREDS)");
-  c->add_option("--nats-nkey", o.nkey, "NATS user NKey public key (default: $NATS_NKEY)");
-  c->add_option("--nats-nkey-seed", o.nkey_seed_file,
-                "File holding the NKey seed (default: $NATS_NKEY_SEED)");
-  c->add_option("--nats-user", o.user, "NATS user (default: $NATS_USER)");
-  c->add_option("--nats-password", o.password,
-                "NATS password (default: $NATS_PASSWORD; prefer the variable, flags show in ps)");
-  c->add_option("--nats-tls-ca", o.tls_ca_file, "CA file for NATS TLS (default: $NATS_TLS_CA)");
-  c->add_option("--nats-tls-cert", o.tls_cert_file,
-                "Client certificate file (default: $NATS_TLS_CERT)");
-  c->add_option("--nats-tls-key", o.tls_key_file, "Client key file (default: $NATS_TLS_KEY)");
   c->add_option("--timeout-ms", o.timeout_ms, "Connect and JetStream API timeout")
       ->check(CLI::Range(100, 600000))
       ->capture_default_str();
+  c->add_flag("--json", json_, "Machine-readable JSON on stdout");
 }
 
 bool SetupStreamCommand::Selected() const { return command_->parsed(); }
@@ -94,6 +103,15 @@ int SetupStreamCommand::Execute() {
   if (!s.ok()) {
     std::fprintf(stderr, "agentckpt setup-stream: %s\n", s.ToString().c_str());
     return ExitCode(s);
+  }
+  if (json_) {
+    const nlohmann::json out = {{"stream", options_.stream},
+                                {"streamCreated", report.stream_created},
+                                {"consumer", options_.consumer},
+                                {"consumerCreated", report.consumer_created},
+                                {"subjects", report.subjects}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
   }
   std::string subjects;
   for (const std::string& x : report.subjects) subjects += (subjects.empty() ? "" : ",") + x;

@@ -1,0 +1,223 @@
+#include "cli/restore_command.h"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/terminal_output.h"
+#include "common/env.h"
+#include "redact/redactor.h"
+#include "replay/jetstream_replay.h"
+#include "restore/restorer.h"
+
+namespace agentckpt {
+namespace {
+
+using nlohmann::json;
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+// Reads an integer setting's default from its environment variable (kept if unset or bad; a
+// bad value is reported by Execute through the flag check).
+template <typename T>
+void IntFromEnv(const char* name, T* value) {
+  const std::string text = EnvOr(name, "");
+  if (text.empty()) return;
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (end != nullptr && *end == '\0') *value = static_cast<T>(v);
+}
+
+// Wraps the JetStream replay: shows the phase on the progress line, and reads the stream and
+// consumer given on the command line instead of those recorded in the checkpoint, if any.
+class ReplayPhase : public ReplaySource {
+ public:
+  ReplayPhase(ReplaySource* inner, Progress* progress, std::string stream, std::string consumer)
+      : inner_(inner),
+        progress_(progress),
+        stream_(std::move(stream)),
+        consumer_(std::move(consumer)) {}
+
+  StatusOr<ReplayResult> ReadSince(const NatsPosition& position, size_t max_messages,
+                                   size_t max_body_bytes) override {
+    NatsPosition p = position;
+    if (!stream_.empty()) p.stream_name = stream_;
+    if (!consumer_.empty()) p.consumer_name = consumer_;
+    progress_->Update("restore (dry run): replaying " + p.stream_name + "/" + p.consumer_name +
+                          " after stream sequence " + std::to_string(p.last_acked_sequence),
+                      true);
+    auto r = inner_->ReadSince(p, max_messages, max_body_bytes);
+    progress_->Update("restore (dry run): building the prompt", true);
+    return r;
+  }
+
+ private:
+  ReplaySource* inner_;
+  Progress* progress_;
+  std::string stream_, consumer_;
+};
+
+std::string ReplayLine(const RestoreResult& r, bool configured) {
+  if (r.cold_start) return "not run (no checkpoint)";
+  if (!configured) return "not run (no --nats given)";
+  if (!r.replay_error.empty()) return "not run: " + r.replay_error;
+  return std::to_string(r.handled) + " handled, " + std::to_string(r.pending) + " pending, " +
+         std::to_string(r.replayed) + " replayed, " + std::to_string(r.truncated) + " left out";
+}
+
+void PrintHuman(const std::string& agent, const RestoreResult& r, bool replay_configured) {
+  std::printf("restore of %s (dry run: nothing published, stashed or written)\n\n", agent.c_str());
+  Table t({"checkpoint", r.cold_start
+                             ? "none: cold start"
+                             : r.checkpoint_id + " (sequence " + std::to_string(r.sequence_number) +
+                                   ", taken " + HumanAge(r.checkpoint_age_ms) +
+                                   (r.stale ? ", stale" : "") + ")"});
+  t.AddRow({"skipped", std::to_string(r.skipped.size()) + " corrupted"});
+  for (const SkippedCheckpoint& s : r.skipped) {
+    t.AddRow({"", "sequence " + std::to_string(s.sequence_number) + " " + s.checkpoint_id + ": " +
+                      s.reason});
+  }
+  t.AddRow({"replay", ReplayLine(r, replay_configured)});
+  if (!r.workspace_error.empty()) t.AddRow({"workspace", r.workspace_error});
+  std::string prompt = std::to_string(r.prompt_tokens) + " tokens";
+  for (size_t i = 0; i < r.prompt_cut.size(); ++i) {
+    prompt += (i == 0 ? ", shortened: " : ", ") + r.prompt_cut[i];
+  }
+  t.AddRow({"prompt", prompt});
+  t.Print(stdout);
+  std::printf("\n");
+  Table phases({"PHASE", "TIME"}, {1});
+  phases.AddRow({"load", HumanMillis(r.timings.load_ms)});
+  phases.AddRow({"replay", HumanMillis(r.timings.replay_ms)});
+  phases.AddRow({"workspace", HumanMillis(r.timings.workspace_ms)});
+  phases.AddRow({"prompt", HumanMillis(r.timings.prompt_ms)});
+  phases.AddRow({"total", HumanMillis(r.timings.total_ms)});
+  phases.Print(stdout);
+  std::printf("\n----- restoration prompt -----\n%s\n----- end of prompt -----\n",
+              r.prompt.c_str());
+}
+
+}  // namespace
+
+RestoreCommand::RestoreCommand(CLI::App* app) {
+  agent_ = EnvOr("AGENT_ID", "");
+  workspace_ = EnvOr("WORKSPACE_DIR", "");
+  redact_patterns_ = EnvOr("CKPT_REDACT_PATTERNS", "");
+  IntFromEnv("CKPT_REPLAY_MAX", &replay_max_);
+  IntFromEnv("CKPT_PROMPT_MAX_TOKENS", &prompt_max_tokens_);
+  IntFromEnv("CKPT_STALE_AFTER_S", &stale_after_s_);
+  command_ = app->add_subcommand(
+      "restore",
+      "Dry-run a restore: print the restoration prompt and the phase timings (publishes "
+      "nothing, stashes nothing, writes nothing; --dry-run is required)");
+  CLI::App* c = command_;
+  c->add_option("--agent", agent_, "Agent id (default: $AGENT_ID)");
+  c->add_flag("--dry-run", dry_run_, "Required: run the phases without any side effect");
+  AddStoreFlags(c, &store_);
+  nats_flag_ = AddNatsClientFlags(c, &nats_, /*url_from_env=*/false);
+  c->add_option("--stream", stream_,
+                "Stream to replay (default: the one recorded in the checkpoint)");
+  c->add_option("--consumer", consumer_,
+                "Durable consumer whose position is used (default: the checkpoint's)");
+  c->add_option("--timeout-ms", nats_.timeout_ms, "NATS connect timeout and replay deadline")
+      ->check(CLI::Range(100, 600000))
+      ->capture_default_str();
+  c->add_option("--workspace", workspace_, "Workspace to read (default: $WORKSPACE_DIR)");
+  c->add_option("--redact-patterns", redact_patterns_,
+                "Extra redaction rules for replayed bodies, as the sidecar's "
+                "($CKPT_REDACT_PATTERNS)");
+  c->add_option("--replay-max", replay_max_, "Messages replayed at most ($CKPT_REPLAY_MAX)")
+      ->check(CLI::Range(0, 10000))
+      ->capture_default_str();
+  c->add_option("--prompt-max-tokens", prompt_max_tokens_,
+                "Prompt size limit ($CKPT_PROMPT_MAX_TOKENS)")
+      ->check(CLI::Range(500, 100000))
+      ->capture_default_str();
+  c->add_option("--stale-after-s", stale_after_s_,
+                "A checkpoint older than this is stale ($CKPT_STALE_AFTER_S)")
+      ->check(CLI::Range(int64_t{1}, int64_t{365} * 86400))
+      ->capture_default_str();
+  c->add_flag("--json", json_, "Machine-readable JSON on stdout (the prompt included)");
+}
+
+bool RestoreCommand::Selected() const { return command_->parsed(); }
+
+int RestoreCommand::Execute() {
+  if (!dry_run_) {
+    std::fprintf(stderr,
+                 "agentckpt restore: only --dry-run is supported here. A live restore is the "
+                 "sidecar's job: POST /v1/restore on its HTTP API, or a request on "
+                 "agent.%s.checkpoint.restore.\n",
+                 agent_.empty() ? "{id}" : agent_.c_str());
+    return 2;
+  }
+  if (agent_.empty()) {
+    return ReportError("restore", InvalidArgumentError("--agent (or $AGENT_ID) is required"));
+  }
+  const bool use_nats = nats_flag_->count() > 0;
+  if (!use_nats && (!stream_.empty() || !consumer_.empty())) {
+    return ReportError("restore", InvalidArgumentError("--stream and --consumer need --nats"));
+  }
+  // Replayed bodies are redacted as the sidecar does, so the prompt is the one it would build.
+  Redactor redactor;
+  if (!redact_patterns_.empty()) {
+    Status patterns = redactor.AddPatternsFromFile(redact_patterns_);
+    if (!patterns.ok()) {
+      return ReportError("restore", patterns.WithContext("--redact-patterns"));
+    }
+  }
+  auto store = OpenStoreFromFlags(store_, agent_);
+  if (!store.ok()) return ReportError("restore", store.status());
+
+  Progress progress;
+  NatsConnectionPtr nc;
+  std::unique_ptr<JetStreamReplaySource> jetstream;
+  std::unique_ptr<ReplayPhase> replay;
+  if (use_nats) {
+    Status ok = CheckNatsClientOptions(nats_);
+    if (!ok.ok()) return ReportError("restore", ok);
+    progress.Update("restore (dry run): connecting to " + RedactNatsUrl(nats_.nats_url), true);
+    auto connected = ConnectNats(nats_, "agentckpt restore --dry-run");
+    if (!connected.ok()) {
+      progress.Done();
+      return ReportError("restore", connected.status());
+    }
+    nc = std::move(connected).value();
+    jetstream = std::make_unique<JetStreamReplaySource>(
+        nc.get(), std::chrono::milliseconds(nats_.timeout_ms), Env::Default());
+    replay = std::make_unique<ReplayPhase>(jetstream.get(), &progress, stream_, consumer_);
+  }
+
+  RestoreOptions options;
+  options.dry_run = true;
+  options.replay_max = static_cast<size_t>(replay_max_);
+  options.prompt_max_tokens = static_cast<size_t>(prompt_max_tokens_);
+  options.stale_after_ms = stale_after_s_ * 1000;
+  options.workspace_dir = workspace_;
+  options.redact = [&redactor](std::string_view text) { return redactor.Redact(text); };
+  Restorer restorer(Env::Default(), store->get(), replay.get(), /*events=*/nullptr, options);
+  progress.Update("restore (dry run): loading the latest verified checkpoint of " + agent_, true);
+  auto result = restorer.Run(agent_);
+  progress.Done();
+  if (!result.ok()) return ReportError("restore", result.status());
+
+  if (json_) {
+    json j = result->EventJson();
+    j["agentId"] = agent_;
+    j["dryRun"] = true;
+    j["replayConfigured"] = use_nats;
+    j["prompt"] = result->prompt;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    PrintHuman(agent_, *result, use_nats);
+  }
+  return 0;
+}
+
+}  // namespace agentckpt
