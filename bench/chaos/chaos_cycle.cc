@@ -1,0 +1,206 @@
+// ChaosRun: one kill-and-restart cycle, and the restart with its measurements.
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "bench/chaos/chaos_run.h"
+
+namespace chaos {
+
+using nlohmann::json;
+using reference_agent::WallMillis;
+
+namespace {
+constexpr int kRestoreWaitMs = 30000;
+void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+void AddNote(CycleRow* row, const std::string& note) {
+  row->note += (row->note.empty() ? "" : "; ") + note;
+}
+}  // namespace
+
+std::string ChaosRun::PreShutdownFromLog(const std::string& log_path) {
+  std::ifstream in(log_path);
+  std::string line, id;
+  while (std::getline(in, line)) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("event", "") == "checkpoint.created" &&
+        j.value("trigger", "") == "pre_shutdown") {
+      id = j.value("checkpointId", "");
+    }
+  }
+  return id;
+}
+
+void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
+  const double t0 = WallMillis();
+  const size_t e0 = obs_.size();
+  double window_end = 0;
+  ConsumerState before;
+  bool have_before = false;
+  if (sidecar && agent) {
+    auto c = obs_.Consumer();
+    if (c.ok()) before = *c, have_before = true;
+  }
+  if (sidecar) {
+    int64_t idx = -1;
+    for (int attempt = 0; attempt < 3 && idx < 0; ++attempt) {
+      if (!StartSidecar().ok()) continue;
+      idx = obs_.WaitFor(e0, ".checkpoint.restored", kRestoreWaitMs);
+      if (idx < 0 && sidecar_->running()) break;  // up but no restore: do not hide it
+      if (idx < 0) {
+        AddNote(row, "sidecar exited at start with " + std::to_string(sidecar_->exit_code()));
+        SleepMs(50);
+      }
+    }
+    if (idx < 0) {
+      AddNote(row, "no checkpoint.restored within 30 s of the sidecar restart");
+    } else {
+      Observed e = obs_.at(static_cast<size_t>(idx));
+      row->recovery_ms = e.t - t0;
+      window_end = e.t;
+      row->restore_source = "startup";
+      row->restored_seq = e.data.value("sequenceNumber", int64_t{-1});
+      row->restored_id = e.data["checkpointId"].is_string() ? e.data["checkpointId"] : "";
+      row->restore_total_ms = e.data.value("totalMs", -1.0);
+      row->replay_handled = e.data.value("handled", 0);
+      row->replay_pending = e.data.value("pending", 0);
+    }
+    if (have_before) {
+      auto after = obs_.Consumer();
+      bool same = after.ok() && *after == before;
+      row->consumer_unchanged = same ? "yes" : "no";
+      if (!same) {
+        AddNote(row, "durable consumer changed during restore: " + before.ToString() + " -> " +
+                         (after.ok() ? after->ToString() : after.status().ToString()));
+      }
+    }
+  }
+  if (agent) {
+    const double ta = WallMillis();
+    const size_t ea = obs_.size();
+    Resume r;
+    if (!StartAgent().ok() || !WaitResume(kRestoreWaitMs, &r)) {
+      AddNote(row, "agent did not resume within 30 s (exit " + std::to_string(agent_->exit_code()) +
+                       ")");
+    } else {
+      const json& l = r.line;
+      row->agent_resume_ms = l.value("t", 0.0) - (sidecar ? t0 : ta);
+      if (!sidecar) {
+        row->restore_source = l.value("source", "");
+        if (row->restore_source == "post") {
+          int64_t idx = obs_.WaitFor(ea, ".checkpoint.restored", 5000);
+          if (idx >= 0) {
+            Observed e = obs_.at(static_cast<size_t>(idx));
+            row->recovery_ms = e.t - ta;
+            window_end = e.t;
+            row->restore_total_ms = e.data.value("totalMs", -1.0);
+          } else {
+            AddNote(row, "agent's POST /v1/restore published no checkpoint.restored");
+          }
+        } else {
+          window_end = l.value("t", 0.0);
+        }
+        row->restored_seq = l.value("seq", int64_t{-1});
+        row->restored_id = l["ckpt"].is_string() ? l["ckpt"].get<std::string>() : "";
+        row->replay_handled = l.value("handled", 0);
+        row->replay_pending = l.value("pending", 0);
+      }
+      row->resumed_from_restore = l.value("seq", int64_t{-2}) == row->restored_seq;
+      if (!row->resumed_from_restore) AddNote(row, "agent resumed from another checkpoint");
+      int64_t g = l.value("global", int64_t{0});
+      row->steps_lost = std::max<int64_t>(0, r.last_global_before - g);
+      if (row->steps_lost > 0 && r.restored_step_t > 0) {
+        row->work_lost_ms = r.last_t_before - r.restored_step_t;
+      }
+      row->msgs_after_checkpoint = r.msgs_after_checkpoint;
+    }
+  }
+  // Application-subject traffic while the restore ran: the feed is idle, so any inbox message is
+  // foreign, and a result must be one the agent journaled.
+  DrainJournal();
+  size_t n = obs_.size();
+  for (size_t i = e0; i < n && window_end > 0; ++i) {
+    Observed e = obs_.at(i);
+    if (e.t < t0 || e.t > window_end) continue;
+    bool inbox = e.subject.rfind("inbox.", 0) == 0, out = e.subject.rfind("out.", 0) == 0;
+    if (!inbox && !out) continue;
+    ++row->app_msgs_in_window;
+    std::string key = out && e.data.is_object() ? e.data.value("key", "") : "";
+    if (inbox || effect_count_.count(key) == 0) {
+      ++row->replay_side_effects;
+      AddNote(row, "during restore: " + e.subject + " " + e.data.dump());
+    }
+  }
+}
+
+CycleRow ChaosRun::Cycle(int n) {
+  CycleRow row;
+  row.cycle = n;
+  bool term = o_.mode == "sigterm" || (o_.mode == "mixed" && rng_() % 4 == 0);
+  static const char* kTargets[] = {"agent", "sidecar", "both"};
+  row.signal = term ? "SIGTERM" : "SIGKILL";
+  row.target = term ? "both" : kTargets[rng_() % 3];
+  row.fed = static_cast<int>(rng_() % 4);
+  for (int i = 0; i < row.fed; ++i) {
+    ++feed_sent_;
+    json m = {{"feed", "f-" + std::to_string(feed_sent_)},
+              {"request", "summarise ticket " + std::to_string(feed_sent_)}};
+    if (!obs_.Feed(m.dump()).ok()) AddNote(&row, "feed failed");
+  }
+  row.run_ms = o_.min_run_ms +
+               static_cast<int>(rng_() % static_cast<uint64_t>(o_.max_run_ms - o_.min_run_ms + 1));
+  SleepMs(row.run_ms);  // the random moment of the crash
+  if (!agent_->running())
+    AddNote(&row, "agent had exited with " + std::to_string(agent_->exit_code()));
+  if (!sidecar_->running()) {
+    AddNote(&row, "sidecar had exited with " + std::to_string(sidecar_->exit_code()));
+  }
+  bool kill_agent = row.target != "sidecar", kill_sidecar = row.target != "agent";
+  std::string pre_id;
+  if (!term) {
+    if (kill_agent) agent_->Signal(SIGKILL);
+    if (kill_sidecar) sidecar_->Signal(SIGKILL);
+    if (kill_agent) agent_->Wait(5000);
+    if (kill_sidecar) sidecar_->Wait(5000);
+  } else {
+    // A pod shutdown with a native sidecar: the agent stops first, then the sidecar.
+    agent_->Signal(SIGTERM);
+    int code = agent_->Wait(15000);
+    if (code != 0) AddNote(&row, "agent SIGTERM exit " + std::to_string(code));
+    if (code == -1) agent_->Signal(SIGKILL), agent_->Wait(5000);
+    size_t from = obs_.size();
+    sidecar_->Signal(SIGTERM);
+    row.sidecar_exit = sidecar_->Wait(10000);
+    if (row.sidecar_exit == -1) sidecar_->Signal(SIGKILL), sidecar_->Wait(5000);
+    for (int64_t i = obs_.WaitFor(from, ".checkpoint.created", 2000); i >= 0 && pre_id.empty();
+         i = obs_.WaitFor(static_cast<size_t>(i) + 1, ".checkpoint.created", 2000)) {
+      Observed e = obs_.at(static_cast<size_t>(i));
+      if (e.data.value("trigger", "") == "pre_shutdown") pre_id = e.data.value("checkpointId", "");
+    }
+    if (pre_id.empty()) pre_id = PreShutdownFromLog(LogPath("sidecar", sidecar_inc_));
+  }
+  ScanEvents();
+  row.newest_confirmed_seq = confirmed_.empty() ? 0 : confirmed_.rbegin()->first;
+  std::vector<int64_t> confirmed_seqs;
+  for (const auto& [seq, c] : confirmed_) confirmed_seqs.push_back(seq);
+  Restart(kill_sidecar, kill_agent, &row);
+  for (int64_t seq : confirmed_seqs) row.confirmed_lost += seq > row.restored_seq ? 1 : 0;
+  if (term) {
+    row.pre_shutdown = pre_id.empty()              ? "missing"
+                       : pre_id == row.restored_id ? "durable"
+                                                   : "not-restored";
+  }
+  ScanEvents();
+  row.duplicates = duplicates_pending_;
+  duplicates_pending_ = 0;
+  bool in_sla = row.recovery_ms < o_.sla_ms && row.agent_resume_ms < o_.sla_ms &&
+                (row.recovery_ms >= 0 || row.agent_resume_ms >= 0);
+  row.ok = row.confirmed_lost == 0 && row.replay_side_effects == 0 && in_sla &&
+           row.consumer_unchanged != "no" && (!term || row.pre_shutdown == "durable") &&
+           row.resumed_from_restore && row.note.empty();
+  return row;
+}
+
+}  // namespace chaos

@@ -1,0 +1,64 @@
+// The chaos harness's options and per-cycle measurements.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace chaos {
+
+struct ChaosOptions {
+  int cycles = 20;
+  std::string mode = "sigkill";  // sigkill | sigterm | mixed (each cycle one of the two)
+  std::string store = "sqlite";  // sqlite | firestore (the emulator)
+  bool faults = false;           // Firestore fault injection (errors, delays, dropped replies)
+  double fault_error_rate = 0.05, fault_delay_rate = 0.05, fault_drop_rate = 0.01;
+  int fault_delay_ms = 200;
+  uint64_t seed = 0;  // 0: derived from the clock (printed, so a run can be repeated)
+  std::string out_dir;
+  std::string bin_dir;  // holds agentckpt, reference_agent, firestore_emulator
+  std::string nats_server = "nats-server";
+  std::string agent_id = "agent-chaos";
+  int min_run_ms = 150, max_run_ms = 900;  // agent work between restart and the next kill
+  int step_ms = 25;                        // the agent's simulated work per step
+  int period_s = 1;                        // CKPT_PERIOD_S
+  int lease_ttl_s = 0;                     // CKPT_LEASE_TTL_S (0: the sidecar's default)
+  bool timing_targets = true;              // include the recovery-time targets in the exit code
+  double sla_ms = 30000, sidecar_p99_target_ms = 250;
+};
+
+// One kill-and-restart cycle. Times are milliseconds.
+struct CycleRow {
+  int cycle = 0;
+  std::string signal;                // SIGKILL | SIGTERM
+  std::string target;                // agent | sidecar | both
+  int run_ms = 0;                    // agent work time before the kill
+  int fed = 0;                       // inbox messages published this cycle
+  int64_t newest_confirmed_seq = 0;  // newest checkpoint.created seen before the kill
+  int64_t restored_seq = -1;         // checkpoint the restart continued from
+  std::string restored_id;
+  std::string restore_source;    // startup | post | get (the agent reused the start-up restore)
+  int confirmed_lost = 0;        // confirmed checkpoints newer than the one restored
+  double recovery_ms = -1;       // restart -> checkpoint.restored (sidecar restarts, POST restores)
+  double restore_total_ms = -1;  // the restore's own totalMs
+  double agent_resume_ms = -1;   // agent restart -> agent working from the restored state
+  int64_t steps_lost = 0;        // steps the agent finished after the restored checkpoint
+  double work_lost_ms = 0;       // time between the restored step and the last finished step
+  int msgs_after_checkpoint = 0;  // inbox messages the dead agent handled after the checkpoint
+  int replay_handled = 0, replay_pending = 0;
+  int duplicates = 0;                // journal effect keys seen again during this cycle
+  int replay_side_effects = 0;       // application-subject messages not from the agent or the feed
+  int app_msgs_in_window = 0;        // all application-subject messages during the restore
+  std::string consumer_unchanged;    // both-kill cycles: "yes" | "no" | "" (not measured)
+  std::string pre_shutdown;          // SIGTERM: "durable" | "not-restored" | "missing" | ""
+  int sidecar_exit = -1;             // SIGTERM: the sidecar's exit code
+  bool resumed_from_restore = true;  // the agent continued at the restored checkpoint's step
+  bool ok = true;
+  std::string note;
+
+  nlohmann::json ToJson() const;
+  static std::string CsvHeader();
+  std::string ToCsv() const;
+};
+
+}  // namespace chaos
