@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "common/env.h"
 #include "tests/firestore/emulator_process.h"
 #include "tests/sidecar/sidecar_test_env.h"
 
@@ -55,7 +56,7 @@ class SidecarLeaseTest : public SidecarEnvTest {
     std::filesystem::create_directories(dir);
     extra["CKPT_HTTP_ADDR"] = "127.0.0.1:" + std::to_string(port);
     extra["CKPT_LEASE_TTL_S"] = ttl_s;
-    auto env = SidecarEnv(std::move(extra));
+    auto env = SidecarEnv(StoreEnv(std::move(extra)));
     auto p = std::make_unique<SidecarProcess>(env, dir);
     EXPECT_TRUE(p->WaitHealthy(port)) << p->Stderr();
     return p;
@@ -76,6 +77,7 @@ class SidecarLeaseTest : public SidecarEnvTest {
   void RunSecondStandsByAndTakesOverPromptlyAfterSigterm();
   void RunSecondTakesOverAfterExpiryWhenTheFirstIsKilled();
   void RunRestartedSidecarTakesOverAtOnceFromItsDeadPredecessor();
+  void RunTwoStartedAtOnceExactlyOneWrites();
   void RunResurrectedOldWriterIsFencedAndStopsWriting();
   bool firestore_ = false;
   std::unique_ptr<EmulatorProcess> emulator_;
@@ -167,6 +169,62 @@ void SidecarLeaseTest::RunRestartedSidecarTakesOverAtOnceFromItsDeadPredecessor(
   EXPECT_EQ(restarted->Signal(SIGTERM), 0);
 }
 
+void SidecarLeaseTest::RunTwoStartedAtOnceExactlyOneWrites() {
+  // Both processes are spawned before either is waited for, so their acquisitions race. Rounds
+  // reuse the store: each round's pair races for a lease released by the previous winner.
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::string dir_a = dir_.path() + "/race-a-" + std::to_string(round);
+    std::string dir_b = dir_.path() + "/race-b-" + std::to_string(round);
+    std::filesystem::create_directories(dir_a);
+    std::filesystem::create_directories(dir_b);
+    int port_a = PickFreePort();
+    int port_b = PickFreePort();
+    auto env_a = SidecarEnv(StoreEnv({{"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port_a)},
+                                      {"POD_NAME", "pod-a"}}));
+    auto env_b = SidecarEnv(StoreEnv({{"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port_b)},
+                                      {"POD_NAME", "pod-b"}}));
+    auto a = std::make_unique<SidecarProcess>(env_a, dir_a);
+    auto b = std::make_unique<SidecarProcess>(env_b, dir_b);
+    ASSERT_TRUE(a->WaitHealthy(port_a)) << a->Stderr();
+    ASSERT_TRUE(b->WaitHealthy(port_b)) << b->Stderr();
+    // Each settles in held (200) or standby (503); exactly one is held.
+    int ready_a = 0, ready_b = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    do {
+      ready_a = HttpCall(port_a, "GET", "/readyz").status;
+      ready_b = HttpCall(port_b, "GET", "/readyz").status;
+      if ((ready_a == 200) != (ready_b == 200) && (ready_a == 503 || ready_b == 503)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    } while (std::chrono::steady_clock::now() < deadline);
+    ASSERT_TRUE((ready_a == 200 && ready_b == 503) || (ready_a == 503 && ready_b == 200))
+        << "readyz " << ready_a << " / " << ready_b;
+    SidecarProcess* winner = ready_a == 200 ? a.get() : b.get();
+    const int winner_port = ready_a == 200 ? port_a : port_b;
+    const int loser_port = ready_a == 200 ? port_b : port_a;
+    EXPECT_EQ(Checkpoint(winner_port), 201) << winner->Stdout();
+    EXPECT_EQ(Checkpoint(loser_port), 503);
+    ExpectContiguous(static_cast<size_t>(2 * round + 1));
+    auto agent = Store()->GetAgent(kProcAgent);
+    ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+    EXPECT_EQ(agent->lease_epoch, 2 * round + 1);
+    // The winner stops gracefully (pre_shutdown checkpoint, release); the other takes over.
+    EXPECT_EQ(winner->Signal(SIGTERM), 0) << winner->Stderr();
+    ASSERT_EQ(WaitReady(loser_port, 200, 10000).status, 200);
+    SidecarProcess* other = winner == a.get() ? b.get() : a.get();
+    // ... and it stops without writing: the next round starts from a released lease.
+    other->Kill();
+    auto released = Store()->GetAgent(kProcAgent);
+    ASSERT_TRUE(released.ok());
+    ASSERT_TRUE(Store()
+                    ->ReleaseLease(kProcAgent,
+                                   LeaseToken{released->lease_holder, released->lease_epoch},
+                                   Env::Default()->NowUnixMillis())
+                    .ok());
+    EXPECT_EQ(released->lease_epoch, 2 * round + 2);
+  }
+}
+
 void SidecarLeaseTest::RunResurrectedOldWriterIsFencedAndStopsWriting() {
   auto first = StartFirst("2");
   ASSERT_EQ(WaitReady(port_, 200, 5000).status, 200);
@@ -206,9 +264,7 @@ void SidecarLeaseTest::RunResurrectedOldWriterIsFencedAndStopsWriting() {
   ExpectContiguous(4);
 }
 
-// Known open failure: with two sidecar processes on the emulator, the second also gets epoch 1
-// at start (the store contract's two-handle lease tests pass on the emulator). Disabled until
-// that is understood; see the store contract tests for the Firestore lease itself.
+// The same races with both sidecars on the Firestore emulator.
 class SidecarLeaseFirestoreTest : public SidecarLeaseTest {
  protected:
   SidecarLeaseFirestoreTest() { firestore_ = true; }
@@ -217,25 +273,29 @@ class SidecarLeaseFirestoreTest : public SidecarLeaseTest {
 TEST_F(SidecarLeaseTest, SecondStandsByAndTakesOverPromptlyAfterSigterm) {
   RunSecondStandsByAndTakesOverPromptlyAfterSigterm();
 }
-TEST_F(SidecarLeaseFirestoreTest, DISABLED_SecondStandsByAndTakesOverPromptlyAfterSigterm) {
+TEST_F(SidecarLeaseFirestoreTest, SecondStandsByAndTakesOverPromptlyAfterSigterm) {
   RunSecondStandsByAndTakesOverPromptlyAfterSigterm();
 }
 TEST_F(SidecarLeaseTest, SecondTakesOverAfterExpiryWhenTheFirstIsKilled) {
   RunSecondTakesOverAfterExpiryWhenTheFirstIsKilled();
 }
-TEST_F(SidecarLeaseFirestoreTest, DISABLED_SecondTakesOverAfterExpiryWhenTheFirstIsKilled) {
+TEST_F(SidecarLeaseFirestoreTest, SecondTakesOverAfterExpiryWhenTheFirstIsKilled) {
   RunSecondTakesOverAfterExpiryWhenTheFirstIsKilled();
 }
 TEST_F(SidecarLeaseTest, RestartedSidecarTakesOverAtOnceFromItsDeadPredecessor) {
   RunRestartedSidecarTakesOverAtOnceFromItsDeadPredecessor();
 }
-TEST_F(SidecarLeaseFirestoreTest, DISABLED_RestartedSidecarTakesOverAtOnceFromItsDeadPredecessor) {
+TEST_F(SidecarLeaseFirestoreTest, RestartedSidecarTakesOverAtOnceFromItsDeadPredecessor) {
   RunRestartedSidecarTakesOverAtOnceFromItsDeadPredecessor();
+}
+TEST_F(SidecarLeaseTest, TwoStartedAtOnceExactlyOneWrites) { RunTwoStartedAtOnceExactlyOneWrites(); }
+TEST_F(SidecarLeaseFirestoreTest, TwoStartedAtOnceExactlyOneWrites) {
+  RunTwoStartedAtOnceExactlyOneWrites();
 }
 TEST_F(SidecarLeaseTest, ResurrectedOldWriterIsFencedAndStopsWriting) {
   RunResurrectedOldWriterIsFencedAndStopsWriting();
 }
-TEST_F(SidecarLeaseFirestoreTest, DISABLED_ResurrectedOldWriterIsFencedAndStopsWriting) {
+TEST_F(SidecarLeaseFirestoreTest, ResurrectedOldWriterIsFencedAndStopsWriting) {
   RunResurrectedOldWriterIsFencedAndStopsWriting();
 }
 
