@@ -271,6 +271,24 @@ StatusOr<int> FirestoreStore::DeleteExpired(int64_t now_ms) {
   return deleted;
 }
 
+namespace {
+
+// The lease fields of an agents/{agentId} document (already decoded from Firestore values);
+// absent or mistyped fields leave the outputs as they are (no lease).
+void ReadLeaseFields(const json& f, std::string* holder, int64_t* epoch, int64_t* expires_at_ms) {
+  if (f.contains("leaseHolder") && f["leaseHolder"].is_string()) {
+    *holder = f["leaseHolder"].get<std::string>();
+  }
+  if (f.contains("leaseEpoch") && f["leaseEpoch"].is_number_integer()) {
+    *epoch = f["leaseEpoch"].get<int64_t>();
+  }
+  if (f.contains("leaseExpiresAtMs") && f["leaseExpiresAtMs"].is_number_integer()) {
+    *expires_at_ms = f["leaseExpiresAtMs"].get<int64_t>();
+  }
+}
+
+}  // namespace
+
 StatusOr<FirestoreStore::AgentState> FirestoreStore::ReadAgent(const std::string& agent_id) {
   ASSIGN_OR_RETURN(auto doc, GetDocument(AgentName(agent_id)));
   AgentState state;
@@ -281,15 +299,7 @@ StatusOr<FirestoreStore::AgentState> FirestoreStore::ReadAgent(const std::string
   if (fields.contains("lastSequence") && fields["lastSequence"].is_number_integer()) {
     state.last_sequence = fields["lastSequence"].get<int64_t>();
   }
-  if (fields.contains("leaseHolder") && fields["leaseHolder"].is_string()) {
-    state.lease_holder = fields["leaseHolder"].get<std::string>();
-  }
-  if (fields.contains("leaseEpoch") && fields["leaseEpoch"].is_number_integer()) {
-    state.lease_epoch = fields["leaseEpoch"].get<int64_t>();
-  }
-  if (fields.contains("leaseExpiresAtMs") && fields["leaseExpiresAtMs"].is_number_integer()) {
-    state.lease_expires_at_ms = fields["leaseExpiresAtMs"].get<int64_t>();
-  }
+  ReadLeaseFields(fields, &state.lease_holder, &state.lease_epoch, &state.lease_expires_at_ms);
   return state;
 }
 
@@ -311,16 +321,8 @@ StatusOr<AgentRecord> FirestoreStore::GetAgent(const std::string& agent_id) {
     auto ms = ParseRfc3339Millis((*fields)["updatedAt"].get<std::string>());
     if (ms.ok()) record.updated_at_ms = *ms;
   }
-  const json& f = *fields;
-  if (f.contains("leaseHolder") && f["leaseHolder"].is_string()) {
-    record.lease_holder = f["leaseHolder"].get<std::string>();
-  }
-  if (f.contains("leaseEpoch") && f["leaseEpoch"].is_number_integer()) {
-    record.lease_epoch = f["leaseEpoch"].get<int64_t>();
-  }
-  if (f.contains("leaseExpiresAtMs") && f["leaseExpiresAtMs"].is_number_integer()) {
-    record.lease_expires_at_ms = f["leaseExpiresAtMs"].get<int64_t>();
-  }
+  ReadLeaseFields(*fields, &record.lease_holder, &record.lease_epoch,
+                  &record.lease_expires_at_ms);
   return record;
 }
 

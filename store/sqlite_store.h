@@ -19,6 +19,7 @@
 #include <string>
 
 #include "common/env.h"
+#include "common/status_macros.h"
 #include "store/checkpoint_store.h"
 
 struct sqlite3;
@@ -91,6 +92,22 @@ class SqliteStore final : public CheckpointStore {
   SqliteStoreOptions options_;
   // Runs a prepared statement that returns no rows (BEGIN, COMMIT, ROLLBACK).
   Status Step(sqlite3_stmt* stmt, const char* what);
+  // Runs `body` (returning StatusOr<T>) in one IMMEDIATE transaction: committed when it
+  // succeeds, rolled back when it or the commit fails. Caller holds mu_.
+  template <typename Body>
+  auto InTransactionLocked(Body body) -> decltype(body()) {
+    RETURN_IF_ERROR(Step(begin_, "cannot begin transaction"));
+    decltype(body()) result = body();
+    if (!result.ok()) {
+      (void)Step(rollback_, "cannot roll back");
+      return result.status();
+    }
+    if (Status s = Step(commit_, "cannot commit"); !s.ok()) {
+      (void)Step(rollback_, "cannot roll back");
+      return s;
+    }
+    return result;
+  }
   sqlite3_stmt* begin_ = nullptr;
   sqlite3_stmt* commit_ = nullptr;
   sqlite3_stmt* rollback_ = nullptr;

@@ -9,23 +9,12 @@ StatusOr<LeaseChange> SqliteStore::LeaseTransaction(const std::string& agent_id,
                                                     const LeaseDecision& decide) {
   RETURN_IF_ERROR(ValidateAgentId(agent_id));
   std::lock_guard<std::mutex> lock(mu_);
-  RETURN_IF_ERROR(Step(begin_, "cannot begin transaction"));
-  auto body = [&]() -> StatusOr<LeaseChange> {
+  return InTransactionLocked([&]() -> StatusOr<LeaseChange> {
     ASSIGN_OR_RETURN(AgentRecord rec, GetAgentLocked(agent_id));
     ASSIGN_OR_RETURN(LeaseChange next, decide(rec));
     if (next.write) RETURN_IF_ERROR(SetLeaseLocked(agent_id, next.lease, now_ms));
     return next;
-  };
-  StatusOr<LeaseChange> result = body();
-  if (!result.ok()) {
-    (void)Step(rollback_, "cannot roll back");
-    return result.status();
-  }
-  if (Status s = Step(commit_, "cannot commit"); !s.ok()) {
-    (void)Step(rollback_, "cannot roll back");
-    return s;
-  }
-  return result;
+  });
 }
 
 StatusOr<Lease> SqliteStore::AcquireLease(const std::string& agent_id, const std::string& holder,

@@ -50,8 +50,7 @@ StatusOr<PutResult> SqliteStore::Put(const SealedCheckpoint& sealed, const PutOp
     return InvalidArgumentError("Put needs a sealed checkpoint (see Seal)");
   }
   std::lock_guard<std::mutex> lock(mu_);
-  RETURN_IF_ERROR(Step(begin_, "cannot begin transaction"));
-  auto body = [&]() -> StatusOr<PutResult> {
+  return InTransactionLocked([&]() -> StatusOr<PutResult> {
     {
       ScopedReset r(last_seq_);
       BindText(last_seq_, 1, cp.agent_id);
@@ -103,17 +102,7 @@ StatusOr<PutResult> SqliteStore::Put(const SealedCheckpoint& sealed, const PutOp
     PutResult result;
     ASSIGN_OR_RETURN(result.pruned, PruneLocked(cp.agent_id, opts.keep));
     return result;
-  };
-  StatusOr<PutResult> result = body();
-  if (!result.ok()) {
-    (void)Step(rollback_, "cannot roll back");
-    return result.status();
-  }
-  if (Status s = Step(commit_, "cannot commit"); !s.ok()) {
-    (void)Step(rollback_, "cannot roll back");
-    return s;
-  }
-  return result;
+  });
 }
 
 Status SqliteStore::Step(sqlite3_stmt* stmt, const char* what) {
