@@ -118,7 +118,7 @@ int WriteReport(const ReportOptions& opt) {
        "then\n"
     << "restarts them against the same nats-server and store and measures the recovery.\n\n";
   if (!opt.notes.empty()) {
-    o << "## Read this first\n\n";
+    o << "## Notes on the runs\n\n";
     for (const std::string& n : opt.notes) o << "- " << n << "\n";
     o << "\n";
   }
