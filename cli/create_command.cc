@@ -171,7 +171,8 @@ StatusOr<Outcome> RequestCheckpoint(natsConnection* nc, const std::string& agent
           event_grace_until = std::min(deadline, now + std::chrono::seconds(1));
         }
       } else if (r.kind == Received::kFailed && !answered && !by_event &&
-                 Text(r.body, "operation") == "checkpoint" && Text(r.body, "trigger") == trigger) {
+                 Text(r.body, "operation") == "checkpoint" && Text(r.body, "trigger") == trigger &&
+                 !r.body.contains("field")) {  // with field: another client's rejected request
         by_event = Outcome{Outcome::kFailed, r.body, false, true};
         event_grace_until = std::min(deadline, now + std::chrono::seconds(1));
       }

@@ -35,12 +35,16 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 }
 
 void FuzzCreateRequest(std::string_view payload) {
-  auto parsed = ParseCreateRequest(payload);
+  std::string field;
+  auto parsed = ParseCreateRequest(payload, &field);
   if (!parsed.ok()) {
     const std::string& m = parsed.status().message();
     Require(parsed.status().code() == StatusCode::kInvalidArgument, "rejection is 400-class");
-    Require(StartsWith(m, "payload: ") || StartsWith(m, "trigger: ") || StartsWith(m, "taskId: "),
+    Require(StartsWith(m, (field.empty() ? std::string("payload") : field) + ": "),
             "a rejection names its field");
+    Require(field.empty() || field == "trigger" || field == "taskId" ||
+                StartsWith(m, field + ": unknown field"),
+            "only trigger and taskId are known members");
     return;
   }
   Require(

@@ -8,6 +8,7 @@
 #include "checkpoint/checkpoint_json.h"
 #include "common/sha256.h"
 #include "common/time_format.h"
+#include "sidecar/create_request.h"
 
 namespace agentckpt {
 
@@ -195,30 +196,11 @@ ApiResponse ApiRouter::ContextUpdateResponse(const StatusOr<ContextUpdate>& upda
 }
 
 ApiResponse ApiRouter::PostCheckpoint(const ApiRequest& req) {
-  auto parsed = ParseBody(req.body.empty() ? "{}" : req.body);
-  if (!parsed.ok()) return FromStatus(parsed.status());
-  const json& body = *parsed;
-  if (!body.is_object()) return Error(400, "INVALID_ARGUMENT", "expected an object", "");
-  TriggerReason trigger = TriggerReason::kManual;
-  std::string task_id;
-  for (const auto& [key, value] : body.items()) {
-    if (key == "trigger") {
-      auto t = value.is_string() ? ParseTriggerReason(value.get<std::string>()) : std::nullopt;
-      if (!t || (*t != TriggerReason::kManual && *t != TriggerReason::kPreCompaction)) {
-        return Error(400, "INVALID_ARGUMENT", "trigger: expected \"manual\" or \"pre_compaction\"",
-                     "trigger");
-      }
-      trigger = *t;
-    } else if (key == "taskId") {
-      if (!value.is_string()) {
-        return Error(400, "INVALID_ARGUMENT", "taskId: expected a string", "taskId");
-      }
-      task_id = value.get<std::string>();
-    } else {
-      return Error(400, "INVALID_ARGUMENT", key + ": unknown field", key);
-    }
-  }
-  auto written = deps_.writer->Write(trigger, task_id);
+  // The same rules as a NATS checkpoint.create request (sidecar/create_request.h).
+  std::string field;
+  auto parsed = ParseCreateRequest(req.body, &field);
+  if (!parsed.ok()) return Error(400, "INVALID_ARGUMENT", parsed.status().message(), field);
+  auto written = deps_.writer->Write(parsed->trigger, parsed->task_id);
   if (!written.ok()) return FromStatus(written.status());
   return JsonResponse(201, written->ToJson());
 }

@@ -9,8 +9,15 @@ using nlohmann::json;
 
 namespace {
 
+// Error replies have the shape of the HTTP API's error bodies; these concern no field.
 json RateLimited(const std::string& why) {
-  return {{"error", {{"code", "RATE_LIMITED"}, {"message", "rate_limited: " + why}}}};
+  return {
+      {"error", {{"code", "RATE_LIMITED"}, {"message", "rate_limited: " + why}, {"field", ""}}}};
+}
+
+json ShuttingDown() {
+  return {{"error",
+           {{"code", "UNAVAILABLE"}, {"message", "the sidecar is shutting down"}, {"field", ""}}}};
 }
 
 }  // namespace
@@ -65,7 +72,7 @@ void CreateCoalescer::Submit(const CreateRequest& request, ReplyFn reply) {
     ++rate_limited_;
   }
   if (refused == "stopping") {
-    reply({{"error", {{"code", "UNAVAILABLE"}, {"message", "the sidecar is shutting down"}}}});
+    reply(ShuttingDown());
   } else {
     reply(RateLimited(refused));
   }
@@ -105,7 +112,7 @@ void CreateCoalescer::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  json body = {{"error", {{"code", "UNAVAILABLE"}, {"message", "the sidecar is shutting down"}}}};
+  json body = ShuttingDown();
   for (Waiter& w : left) w.reply(body);
 }
 

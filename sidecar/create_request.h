@@ -1,5 +1,6 @@
-// The payload of a NATS checkpoint request (agent.{agentId}.checkpoint.create), parsed and
-// checked without side effects. Pure function: safe from any thread, never throws.
+// The payload of a checkpoint request (NATS agent.{agentId}.checkpoint.create and the body of
+// POST /v1/checkpoints), parsed and checked without side effects. Pure functions: safe from any
+// thread, never throw.
 #pragma once
 
 #include <string>
@@ -16,9 +17,16 @@ struct CreateRequest {
 };
 
 // Parses `payload`: an empty payload means {}; otherwise a JSON object with optional "trigger"
-// ("manual" or "pre_compaction") and optional "taskId" (string). Other members are ignored.
-// kInvalidArgument whose message starts with the offending field ("payload: ...",
-// "trigger: ...", "taskId: ...").
-StatusOr<CreateRequest> ParseCreateRequest(std::string_view payload);
+// ("manual" or "pre_compaction") and optional "taskId" (string), and no other member. Members
+// are checked in the order of their names, so of several bad members the first by name is
+// reported (taskId before trigger). kInvalidArgument whose message starts with the offending
+// field ("payload: ..." for the whole payload, "trigger: ...", "taskId: ...", "<name>: unknown
+// field"). On an error, `*field` (when given) is set to the offending field ("trigger",
+// "taskId", the unknown member's name) or to "" when the whole payload is at fault.
+StatusOr<CreateRequest> ParseCreateRequest(std::string_view payload, std::string* field = nullptr);
+
+// The trigger a possibly rejected `payload` asked for: its "trigger" member when that is
+// "manual" or "pre_compaction", else manual (the default of a request).
+TriggerReason RequestedTrigger(std::string_view payload);
 
 }  // namespace agentckpt

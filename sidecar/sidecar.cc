@@ -24,8 +24,10 @@ namespace {
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-json ErrorBody(const std::string& code, const std::string& message) {
-  return {{"error", {{"code", code}, {"message", message}}}};
+// The error reply to a NATS request: the shape of the HTTP API's error bodies; `field` is the
+// offending field's path, or "" when there is none.
+json ErrorBody(const std::string& code, const std::string& message, const std::string& field = "") {
+  return {{"error", {{"code", code}, {"message", message}, {"field", field}}}};
 }
 
 }  // namespace
@@ -122,10 +124,7 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   }
   Sidecar* self = s.get();
   EventSink events = [self](const std::string& event, const json& payload) {
-    json redacted = payload;  // e.g. the reason of checkpoint.failed
-    self->redactor_->RedactJson(&redacted);
-    Status st = self->nats_->Publish(event, self->Subject(event), Dump(redacted));
-    if (!st.ok()) LogWarn("event dropped", {{"event", event}, {"reason", st.ToString()}});
+    self->PublishEvent(event, payload);
   };
   WriterOptions wo;
   wo.agent_id = config.agent_id;
@@ -305,12 +304,29 @@ void Sidecar::Respond(const NatsRequest& req, const json& body) {
   if (!s.ok()) LogWarn("reply dropped", {{"subject", req.subject}, {"reason", s.ToString()}});
 }
 
+void Sidecar::PublishEvent(const std::string& event, const json& payload) {
+  json redacted = payload;  // e.g. the reason of checkpoint.failed
+  redactor_->RedactJson(&redacted);
+  Status st = nats_->Publish(event, Subject(event), Dump(redacted));
+  if (!st.ok()) LogWarn("event dropped", {{"event", event}, {"reason", st.ToString()}});
+}
+
 void Sidecar::OnCreateRequest(const NatsRequest& req) {
-  auto parsed = ParseCreateRequest(req.data);
+  std::string field;
+  auto parsed = ParseCreateRequest(req.data, &field);
   if (!parsed.ok()) {
+    // Rejected before the writer: answered, and announced and counted as a failed checkpoint
+    // of the trigger it asked for (manual unless it validly asked for pre_compaction).
+    const Status& status = parsed.status();
+    std::string trigger(TriggerReasonName(RequestedTrigger(req.data)));
     LogWarn("checkpoint request rejected",
-            {{"subject", req.subject}, {"reason", parsed.status().message()}});
-    Respond(req, ErrorBody("INVALID_ARGUMENT", parsed.status().message()));
+            {{"subject", req.subject}, {"reason", status.message()}, {"field", field}});
+    metrics_.CountCheckpointFailure(trigger, "invalid_argument");
+    PublishEvent("checkpoint.failed", {{"operation", "checkpoint"},
+                                       {"trigger", trigger},
+                                       {"reason", status.ToString()},
+                                       {"field", field}});
+    Respond(req, ErrorBody(std::string(StatusCodeName(status.code())), status.message(), field));
     return;
   }
   // Admitted requests are coalesced into at most one pending write; the rest are refused.

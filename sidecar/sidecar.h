@@ -64,6 +64,8 @@ class Sidecar {
   void OnCreateRequest(const NatsRequest& req);
   void OnRestoreRequest(const NatsRequest& req);
   void Respond(const NatsRequest& req, const nlohmann::json& body);
+  // Publishes `payload` on agent.{id}.{event}, redacted (dropped and logged if it cannot be).
+  void PublishEvent(const std::string& event, const nlohmann::json& payload);
   nlohmann::json Readiness();
   std::string Subject(const std::string& suffix) const;
 

@@ -131,8 +131,15 @@ TEST_F(HttpContractTest, EveryOperationAnswersAsDocumented) {
             201);
   EXPECT_EQ(Call("create periodic", "POST", "/v1/checkpoints", R"({"trigger":"periodic"})").status,
             400);
-  EXPECT_EQ(Call("create unknown field", "POST", "/v1/checkpoints", R"({"force":true})").status,
-            400);
+  HttpExchange unknown_field =
+      Call("create unknown field", "POST", "/v1/checkpoints", R"({"force":true})");
+  EXPECT_EQ(unknown_field.status, 400);
+  EXPECT_EQ(json::parse(unknown_field.response, nullptr, false)["error"].value("field", ""),
+            "force")
+      << unknown_field.response;
+  HttpExchange not_object = Call("create not an object", "POST", "/v1/checkpoints", "[1]");
+  EXPECT_EQ(not_object.status, 400);
+  EXPECT_NE(not_object.response.find(R"("field":"")"), std::string::npos) << not_object.response;
   EXPECT_EQ(Call("list", "GET", "/v1/checkpoints").status, 200);
   EXPECT_EQ(Call("list limit 2", "GET", "/v1/checkpoints?limit=2").status, 200);
   EXPECT_EQ(Call("list limit 0", "GET", "/v1/checkpoints?limit=0").status, 400);

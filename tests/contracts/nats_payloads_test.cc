@@ -92,11 +92,44 @@ TEST(NatsPayloadContractTest, EveryMessageMatchesItsSchema) {
   request("checkpoint.create", R"({"trigger":"pre_compaction"})", "checkpoint-create-reply", true,
           "create pre_compaction");
   request("checkpoint.create", "", "checkpoint-create-reply", true, "create (empty)");
-  for (const std::string bad : {R"({"trigger":"periodic"})", R"({"taskId":17})", "not json"}) {
+  // Each rejected request is answered with the offending field and announced on
+  // checkpoint.failed (with the same field) before the reply.
+  const std::map<std::string, std::string> field_of_bad = {{R"({"trigger":"periodic"})", "trigger"},
+                                                           {R"({"taskId":17})", "taskId"},
+                                                           {"not json", ""},
+                                                           {R"({"force":true})", "force"}};
+  for (const auto& [bad, field] : field_of_bad) {
     bad_requests.insert(bad);
+    size_t failed_before = capture.Count(subj + "checkpoint.failed");
     std::string reply =
         request("checkpoint.create", bad, "checkpoint-create-reply", true, "create " + bad);
-    EXPECT_NE(reply.find("INVALID_ARGUMENT"), std::string::npos) << reply;
+    json error = json::parse(reply, nullptr, false);
+    ASSERT_TRUE(error.is_object() && error.contains("error")) << reply;
+    EXPECT_EQ(error["error"].value("code", ""), "INVALID_ARGUMENT") << reply;
+    EXPECT_EQ(error["error"].value("field", "(none)"), field) << reply;
+    ASSERT_TRUE(capture.WaitFor(subj + "checkpoint.failed", failed_before + 1, 5000)) << bad;
+    json event;  // the newest checkpoint.failed
+    for (const CapturedMessage& m : capture.Messages()) {
+      if (m.subject == subj + "checkpoint.failed") event = json::parse(m.data, nullptr, false);
+    }
+    EXPECT_EQ(event.value("operation", ""), "checkpoint") << event.dump();
+    EXPECT_EQ(event.value("trigger", ""), "manual") << event.dump();
+    EXPECT_EQ(event.value("field", "(none)"), field) << event.dump();
+    EXPECT_EQ(event.value("reason", "").rfind("INVALID_ARGUMENT: ", 0), 0u) << event.dump();
+  }
+  // A rejected request that asked for pre_compaction is announced with that trigger.
+  {
+    const std::string bad = R"({"trigger":"pre_compaction","taskId":false})";
+    bad_requests.insert(bad);
+    size_t failed_before = capture.Count(subj + "checkpoint.failed");
+    request("checkpoint.create", bad, "checkpoint-create-reply", true, "create " + bad);
+    ASSERT_TRUE(capture.WaitFor(subj + "checkpoint.failed", failed_before + 1, 5000));
+    json event;
+    for (const CapturedMessage& m : capture.Messages()) {
+      if (m.subject == subj + "checkpoint.failed") event = json::parse(m.data, nullptr, false);
+    }
+    EXPECT_EQ(event.value("trigger", ""), "pre_compaction") << event.dump();
+    EXPECT_EQ(event.value("field", ""), "taskId") << event.dump();
   }
   // A create over HTTP.
   HttpReply post = HttpCall(port, "POST", "/v1/checkpoints", R"({"trigger":"manual"})");
@@ -150,13 +183,18 @@ TEST(NatsPayloadContractTest, EveryMessageMatchesItsSchema) {
     ASSERT_NE(it, schemas.end()) << "a subject with no schema: " << m.subject << " " << m.data;
     bool valid = !bad_requests.count(m.data);
     manifest.push_back(Entry(m.subject, it->second, m.data, valid));
-    if (valid)
-      seen[it->second + (m.data.find("\"restore\"") != std::string::npos ? "/restore" : "")]++;
+    if (valid) {
+      std::string kind = it->second;
+      if (m.data.find("\"restore\"") != std::string::npos) kind += "/restore";
+      if (m.data.find("\"field\"") != std::string::npos) kind += "/rejected";
+      seen[kind]++;
+    }
   }
   // Every kind of message was produced at least once.
   for (const std::string kind :
        {"checkpoint-create-request", "checkpoint-restore-request", "checkpoint-created",
-        "checkpoint-failed", "checkpoint-failed/restore", "checkpoint-restored", "agent-status"}) {
+        "checkpoint-failed", "checkpoint-failed/restore", "checkpoint-failed/rejected",
+        "checkpoint-restored", "agent-status"}) {
     EXPECT_GT(seen[kind], 0) << "no " << kind << " message was captured";
   }
 
@@ -167,6 +205,11 @@ TEST(NatsPayloadContractTest, EveryMessageMatchesItsSchema) {
                            false));
   manifest.push_back(Entry("failed with an unknown operation", "checkpoint-failed",
                            R"({"operation":"prune","reason":"INTERNAL: x"})", false));
+  manifest.push_back(Entry("error reply without field", "error-reply",
+                           R"({"error":{"code":"INVALID_ARGUMENT","message":"x: unknown field"}})",
+                           false));
+  manifest.push_back(Entry("create request with an unknown member", "checkpoint-create-request",
+                           R"({"trigger":"manual","force":true})", false));
   manifest.push_back(Entry("status with an extra member", "agent-status",
                            R"({"agentId":"a","status":"active","at":"2026-11-03T02:45:00.000Z",)"
                            R"("x":1})",
