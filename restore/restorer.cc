@@ -31,6 +31,24 @@ class PhaseClock {
   int64_t start_, last_;
 };
 
+// Passes the checkpoint's free text (written by the agent, possibly before redaction existed
+// or by an older version) through `redact`, so the prompt never shows what it removes.
+void RedactCheckpointText(const std::function<std::string(std::string_view)>& redact,
+                          Checkpoint* cp) {
+  auto apply = [&redact](std::string* text) {
+    if (!text->empty()) *text = redact(*text);
+  };
+  if (cp->active_task) apply(&cp->active_task->title);
+  ContextSummary& summary = cp->context_summary;
+  apply(&summary.gathering_results);
+  for (std::string& step : summary.plan_outline) apply(&step);
+  apply(&summary.draft_content);
+  for (ToolCallEntry& call : summary.tool_call_log) {
+    apply(&call.input_summary);
+    apply(&call.output_summary);
+  }
+}
+
 }  // namespace
 
 Restorer::Restorer(Env* env, CheckpointStore* store, ReplaySource* replay, RestoreEvents* events,
@@ -57,6 +75,11 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id) {
   if (latest.ok()) {
     cp = std::move(latest->checkpoint);
     r.skipped = std::move(latest->skipped);
+    if (options_.redact) {
+      RedactCheckpointText(options_.redact, &*cp);
+      // A damaged document's decode error may quote its text.
+      for (SkippedCheckpoint& s : r.skipped) s.reason = options_.redact(s.reason);
+    }
     r.checkpoint_id = cp->checkpoint_id;
     r.sequence_number = cp->sequence_number;
     r.checkpoint_timestamp_ms = cp->timestamp_ms;

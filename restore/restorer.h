@@ -26,8 +26,11 @@ struct RestoreOptions {
   std::string workspace_dir;           // WORKSPACE_DIR; empty: no workspace handling
   // Dry run (agentckpt restore --dry-run): no status write, no stash, no events published.
   bool dry_run = false;
-  // When set, every replayed message body passes through it before it is used (the sidecar
-  // removes secrets with redact/redactor.h), so the prompt never shows what it removes.
+  // When set, every replayed message body, the loaded checkpoint's free text (task title,
+  // gathering results, plan, draft, tool-call summaries) and the reasons of skipped damaged
+  // checkpoints pass through it before they are used
+  // (the sidecar removes secrets with redact/redactor.h), so the prompt never shows what it
+  // removes.
   std::function<std::string(std::string_view)> redact;
 };
 

@@ -1,10 +1,14 @@
 #include "sidecar/config.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -123,10 +127,23 @@ Status ParseHttpAddr(const std::string& addr, SidecarConfig* cfg) {
   return OkStatus();
 }
 
+// A file setting that is given must name a regular file this process can open for reading, so
+// that a missing or unreadable credentials, key or certificate file stops the sidecar before it
+// connects anywhere.
 Status CheckFile(const std::string& flag, const std::string& path) {
-  if (!path.empty() && !IsReadableFile(path)) {
-    return Resolver::Bad(flag, "no readable file at \"" + path + "\"");
+  if (path.empty()) return OkStatus();
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return Resolver::Bad(flag, "no readable file at \"" + path + "\": " + std::strerror(errno));
   }
+  if (!S_ISREG(st.st_mode)) {
+    return Resolver::Bad(flag, "no readable file at \"" + path + "\": not a regular file");
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Resolver::Bad(flag, "no readable file at \"" + path + "\": " + std::strerror(errno));
+  }
+  ::close(fd);
   return OkStatus();
 }
 

@@ -5,10 +5,13 @@
 
 namespace agentckpt {
 
-NatsRestoreEvents::NatsRestoreEvents(NatsLink* link, Env* env) : link_(link), env_(env) {}
+NatsRestoreEvents::NatsRestoreEvents(NatsLink* link, Env* env, const Redactor* redactor)
+    : link_(link), env_(env), redactor_(redactor) {}
 
 void NatsRestoreEvents::Publish(const std::string& event, const std::string& subject,
-                                const nlohmann::json& payload) {
+                                nlohmann::json payload) {
+  // E.g. a skipped checkpoint's reason, a replay or workspace error, or a failure's reason.
+  if (redactor_ != nullptr) redactor_->RedactJson(&payload);
   Status s = link_->Publish(event, subject,
                             payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (!s.ok()) LogWarn("event dropped", {{"event", event}, {"reason", s.ToString()}});

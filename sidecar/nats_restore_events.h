@@ -1,10 +1,13 @@
 // NatsRestoreEvents: RestoreEvents (restore/restorer.h) over the sidecar's NATS connection:
-// agent.{id}.status, agent.{id}.checkpoint.restored and agent.{id}.checkpoint.failed. A publish
-// that fails is logged and counted as dropped, never fatal. Thread-safe.
+// agent.{id}.status, agent.{id}.checkpoint.restored and agent.{id}.checkpoint.failed. Every
+// string in a payload passes through the redactor before it is published, like the sidecar's
+// other events (docs/security.md). A publish that fails is logged and counted as dropped, never
+// fatal. Thread-safe.
 #pragma once
 
 #include <string>
 
+#include "redact/redactor.h"
 #include "restore/restorer.h"
 #include "sidecar/nats_link.h"
 
@@ -12,17 +15,19 @@ namespace agentckpt {
 
 class NatsRestoreEvents final : public RestoreEvents {
  public:
-  // `link` and `env` are borrowed and must outlive this object.
-  NatsRestoreEvents(NatsLink* link, Env* env);
+  // `link`, `env` and `redactor` are borrowed and must outlive this object. `redactor` may be
+  // null (payloads are published as they are).
+  NatsRestoreEvents(NatsLink* link, Env* env, const Redactor* redactor = nullptr);
 
   void PublishStatus(const std::string& agent_id, const std::string& status) override;
   void PublishRestored(const std::string& agent_id, const RestoreResult& result) override;
   void PublishFailed(const std::string& agent_id, const Status& status) override;
 
  private:
-  void Publish(const std::string& event, const std::string& subject, const nlohmann::json& payload);
+  void Publish(const std::string& event, const std::string& subject, nlohmann::json payload);
   NatsLink* link_;
   Env* env_;
+  const Redactor* redactor_;
 };
 
 }  // namespace agentckpt

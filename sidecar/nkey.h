@@ -12,7 +12,9 @@
 
 namespace agentckpt {
 
-inline constexpr uint8_t kNKeyUserPrefix = 20 << 3;  // public keys starting with 'U'
+inline constexpr uint8_t kNKeyUserPrefix = 20 << 3;      // public keys starting with 'U'
+inline constexpr uint8_t kNKeyAccountPrefix = 0;         // 'A'
+inline constexpr uint8_t kNKeyOperatorPrefix = 14 << 3;  // 'O'
 
 // The public key ("U...") of the seed ("SU...") in `text`: the first whitespace-separated token
 // that looks like a seed (e.g. the contents of a seed file, possibly inside a decorated block).

@@ -26,7 +26,8 @@ RestoreService::RestoreService(Env* env, CheckpointStore* store, NatsLink* link,
                   ? nullptr
                   : std::make_unique<JetStreamReplaySource>(link->connection(),
                                                             std::chrono::milliseconds(5000), env)),
-      events_(link, env),
+      events_(link, env, redactor),
+      redactor_(redactor),
       restorer_(env, store, replay_.get(), &events_, OptionsFrom(config, redactor)) {}
 
 StatusOr<nlohmann::json> RestoreService::Run() {
@@ -37,6 +38,9 @@ StatusOr<nlohmann::json> RestoreService::Run() {
   }
   if (metrics_ != nullptr) metrics_->ObserveRestore(result->timings.total_ms / 1000.0);
   nlohmann::json j = result->EventJson();
+  // The metadata as published on checkpoint.restored (e.g. a skipped checkpoint's reason); the
+  // prompt is redacted as it is built (RestoreOptions::redact).
+  if (redactor_ != nullptr) redactor_->RedactJson(&j);
   j["prompt"] = result->prompt;
   std::lock_guard<std::mutex> lock(mu_);
   last_ = j;

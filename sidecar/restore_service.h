@@ -25,7 +25,8 @@ namespace agentckpt {
 class RestoreService {
  public:
   // Pointers are borrowed and must outlive the service.
-  // `redactor` (may be null) removes secrets from replayed bodies before they enter the prompt.
+  // `redactor` (may be null) removes secrets from replayed bodies and checkpoint text before
+  // they enter the prompt, and from the restore events and results.
   RestoreService(Env* env, CheckpointStore* store, NatsLink* link, const SidecarConfig& config,
                  const Redactor* redactor = nullptr);
 
@@ -44,6 +45,7 @@ class RestoreService {
   Metrics* metrics_ = nullptr;
   std::unique_ptr<JetStreamReplaySource> replay_;
   NatsRestoreEvents events_;
+  const Redactor* redactor_;
   Restorer restorer_;
   mutable std::mutex mu_;
   std::optional<nlohmann::json> last_;

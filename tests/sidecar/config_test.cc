@@ -136,6 +136,34 @@ TEST(SidecarConfigTest, BadSettingsAreRejectedNamingTheSetting) {
   }
 }
 
+// Credential, key and certificate files are checked before anything connects: a missing file
+// or a directory is a bad setting that names the variable and the path.
+TEST(SidecarConfigTest, MissingTlsOrCredsFilesNameTheVariableAndPath) {
+  testing::TempDir dir;
+  std::string file = dir.File("f");
+  std::FILE* f = std::fopen(file.c_str(), "w");
+  std::fputs("x", f);
+  std::fclose(f);
+  const std::string missing = dir.File("missing.pem");
+  for (const char* var :
+       {"NATS_CREDS", "NATS_NKEY_SEED", "NATS_TLS_CA", "NATS_TLS_CERT", "NATS_TLS_KEY"}) {
+    for (const std::string& path : {missing, dir.path()}) {
+      std::map<std::string, std::string> env = {{"AGENT_ID", "a"}};
+      if (std::string(var) == "NATS_TLS_CERT") env["NATS_TLS_KEY"] = file;
+      if (std::string(var) == "NATS_TLS_KEY") env["NATS_TLS_CERT"] = file;
+      env[var] = path;
+      auto c = ResolveConfig({}, FakeEnvVars(env));
+      ASSERT_FALSE(c.ok()) << var << " " << path;
+      EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+      const std::string& m = c.status().message();
+      EXPECT_EQ(m.rfind(std::string(var) + " (--"), 0u) << m;
+      EXPECT_NE(m.find("\"" + path + "\""), std::string::npos) << m;
+      EXPECT_NE(m.find(path == missing ? "No such file" : "not a regular file"), std::string::npos)
+          << m;
+    }
+  }
+}
+
 TEST(SidecarConfigTest, UnknownFlagIsRejected) {
   auto c = ResolveConfig({{"no-such", "1"}}, FakeEnvVars({{"AGENT_ID", "a"}}));
   ASSERT_FALSE(c.ok());

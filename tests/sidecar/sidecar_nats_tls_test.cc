@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "sidecar/nkey.h"
+#include "tests/sidecar/nats_client_checks.h"
 #include "tests/sidecar/sidecar_test_env.h"
 #include "tests/support/test_pki.h"
 
@@ -66,41 +67,6 @@ class SidecarNatsTlsTest : public SidecarEnvTest {
     return nc;
   }
 
-  // Waits (bounded) until the sidecar reports NATS connected.
-  bool WaitReady() {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (HttpCall(port_, "GET", "/readyz").status == 200) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
-  }
-
-  // The sidecar writes a checkpoint on request; its checkpoint.created event arrives over TLS.
-  void ExpectWritesAndPublishes(natsConnection* nc) {
-    natsSubscription* sub = nullptr;
-    std::string subject = std::string("agent.") + kProcAgent + ".checkpoint.created";
-    ASSERT_EQ(natsConnection_SubscribeSync(&sub, nc, subject.c_str()), NATS_OK);
-    ASSERT_EQ(natsConnection_FlushTimeout(nc, 2000), NATS_OK);
-    HttpReply created = HttpCall(port_, "POST", "/v1/checkpoints", R"({"trigger":"manual"})");
-    ASSERT_EQ(created.status, 201) << created.body;
-    std::string id = json::parse(created.body)["checkpointId"];
-    natsMsg* msg = nullptr;
-    ASSERT_EQ(natsSubscription_NextMsg(&msg, sub, 5000), NATS_OK);
-    json event = json::parse(
-        std::string(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
-    EXPECT_EQ(event["checkpointId"], id);
-    natsMsg_Destroy(msg);
-    natsSubscription_Destroy(sub);
-    // And a create request over the TLS connection is answered.
-    natsMsg* reply = nullptr;
-    std::string request = std::string("agent.") + kProcAgent + ".checkpoint.create";
-    ASSERT_EQ(natsConnection_RequestString(&reply, nc, request.c_str(), "{}", 5000), NATS_OK);
-    json body = json::parse(
-        std::string(natsMsg_GetData(reply), static_cast<size_t>(natsMsg_GetDataLength(reply))));
-    EXPECT_TRUE(body.contains("checkpointId")) << body.dump();
-    natsMsg_Destroy(reply);
-  }
 
   TempDir pki_dir_;
   TestPki pki_;
@@ -112,8 +78,8 @@ TEST_F(SidecarNatsTlsTest, UserAndPasswordOverMutualTls) {
   natsConnection* nc = ConnectClient();
   ASSERT_NE(nc, nullptr);
   auto sidecar = StartSidecar(TlsEnv({{"NATS_USER", "agent"}, {"NATS_PASSWORD", "tls-s3cret"}}));
-  ASSERT_TRUE(WaitReady()) << sidecar->Stdout();
-  ExpectWritesAndPublishes(nc);
+  ASSERT_TRUE(WaitSidecarReady(port_)) << sidecar->Stdout();
+  ExpectSidecarWritesAndPublishes(port_, nc);
   EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
   EXPECT_EQ(ListCheckpoints().size(), 3u);  // manual, NATS request, pre_shutdown
   natsConnection_Destroy(nc);
@@ -123,8 +89,8 @@ TEST_F(SidecarNatsTlsTest, NKeyUserOverMutualTls) {
   natsConnection* nc = ConnectClient();
   ASSERT_NE(nc, nullptr);
   auto sidecar = StartSidecar(TlsEnv({{"NATS_NKEY_SEED", pki_dir_.File("agent.nk")}}));
-  ASSERT_TRUE(WaitReady()) << sidecar->Stdout();
-  ExpectWritesAndPublishes(nc);
+  ASSERT_TRUE(WaitSidecarReady(port_)) << sidecar->Stdout();
+  ExpectSidecarWritesAndPublishes(port_, nc);
   EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
   natsConnection_Destroy(nc);
 }

@@ -12,7 +12,11 @@
 #include <sstream>
 #include <thread>
 
+#include "checkpoint/canonical.h"
+#include "common/sha256.h"
 #include "tests/sidecar/sidecar_test_env.h"
+#include "tests/store/raw_sqlite.h"
+#include "tests/support/fixtures.h"
 
 namespace agentckpt::testing {
 namespace {
@@ -250,6 +254,99 @@ TEST_F(SidecarSecurityTest, SecretsAreRedactedEverywhere) {
   EXPECT_NE(metrics.body.find("agentckpt_redactions_total{rule=\"github_token\"}"),
             std::string::npos)
       << metrics.body;
+}
+
+// Restore events and results carry no secret either: not from a checkpoint stored before
+// redaction existed (its text enters the prompt), not from a damaged newer checkpoint whose
+// decode error quotes its content (the reason of a skipped checkpoint in checkpoint.restored),
+// and not from a replayed message.
+TEST_F(SidecarSecurityTest, RestoreEventsAndRestoreRepliesAreRedacted) {
+  const std::string github = "ghp_9aB8cD7eF6gH5iJ4kL3mN2oP1qR0sT9uV8wX";
+  const std::string slack = "xoxb-2048-4096-Zq8Wm3Kp7Rt2Yv6Bn4Hx";
+  const std::string stripe = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+  const std::vector<std::string> secrets = {github, slack, stripe};
+  {
+    auto store = OpenTestStore();
+    ASSERT_NE(store, nullptr);
+    // Recent checkpoints (the fixture's timestamps may already be past their TTL).
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    Checkpoint old = MakeCheckpoint(kProcAgent, 1);
+    old.timestamp_ms = now_ms - 60000;
+    old.active_task->title = "rotate " + slack;
+    old.context_summary.draft_content = "charge with " + stripe;
+    old.nats_position = NatsPosition{"INBOX", "agent", 0, 0};
+    auto sealed = Seal(old);
+    ASSERT_TRUE(sealed.ok()) << sealed.status().ToString();
+    ASSERT_TRUE(store->Put(*sealed, PutOptions()).ok());
+    Checkpoint second = MakeCheckpoint(kProcAgent, 2);
+    second.timestamp_ms = now_ms - 30000;
+    auto newer = Seal(second);
+    ASSERT_TRUE(newer.ok()) << newer.status().ToString();
+    ASSERT_TRUE(store->Put(*newer, PutOptions()).ok());
+    // A damaged (but consistently hashed) newer document: an unknown phase holding a token.
+    std::string doc = newer->canonical;
+    size_t at = doc.find("\"executing\"");
+    ASSERT_NE(at, std::string::npos) << doc;
+    doc.replace(at, 11, "\"" + github + "\"");
+    RawSqlite raw(dir_.File("store.db"));
+    ASSERT_TRUE(raw.SetColumn(kProcAgent, 2, "document", doc));
+    ASSERT_TRUE(raw.SetColumn(kProcAgent, 2, "content_sha256", Sha256Hex(doc)));
+  }
+  ASSERT_TRUE(
+      js_->Publish(std::string("inbox.") + kProcAgent + ".task", "deploy with " + github).ok());
+
+  natsSubscription* all = nullptr;
+  std::string subject = std::string("agent.") + kProcAgent + ".>";
+  ASSERT_EQ(natsConnection_SubscribeSync(&all, events_nc_, subject.c_str()), NATS_OK);
+  ASSERT_EQ(natsConnection_FlushTimeout(events_nc_, 2000), NATS_OK);
+  // Restores at start, then on request over NATS and over HTTP.
+  auto sidecar = StartSidecar({{"CKPT_RESTORE_ON_START", "true"}});
+  json reply = Request(std::string("agent.") + kProcAgent + ".checkpoint.restore", "{}");
+  ASSERT_TRUE(reply.is_object());
+  HttpReply restored = HttpCall(port_, "POST", "/v1/restore");
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  HttpReply last = HttpCall(port_, "GET", "/v1/restoration");
+  ASSERT_EQ(last.status, 200) << last.body;
+  ASSERT_EQ(sidecar->Signal(SIGTERM), 0);
+
+  std::vector<json> events;
+  std::string published;
+  for (natsMsg* m = nullptr; natsSubscription_NextMsg(&m, all, 500) == NATS_OK;) {
+    std::string data(natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m)));
+    std::string subj = natsMsg_GetSubject(m);
+    published += subj + " " + data + "\n";
+    if (subj.size() > 9 && subj.compare(subj.size() - 9, 9, ".restored") == 0) {
+      events.push_back(json::parse(data, nullptr, false));
+    }
+    natsMsg_Destroy(m);
+  }
+  natsSubscription_Destroy(all);
+  // At start and on the NATS request; the HTTP one is the third.
+  ASSERT_EQ(events.size(), 3u) << published;
+  for (const json& e : events) {
+    ASSERT_TRUE(e.is_object()) << published;
+    EXPECT_EQ(e["checkpointId"], MakeCheckpoint(kProcAgent, 1).checkpoint_id) << e.dump();
+    EXPECT_EQ(e["replayed"], 1) << e.dump();
+    ASSERT_EQ(e["skipped"].size(), 1u) << e.dump();
+    // The reason still says what is wrong, with the token replaced.
+    std::string reason = e["skipped"][0]["reason"];
+    EXPECT_NE(reason.find("unknown phase \"[REDACTED:github_token]\""), std::string::npos)
+        << reason;
+  }
+  std::string http = restored.body + last.body;
+  std::string prompt = json::parse(restored.body)["prompt"].get<std::string>();
+  EXPECT_NE(prompt.find("rotate [REDACTED:slack_token]"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("charge with [REDACTED:stripe_key]"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("deploy with [REDACTED:github_token]"), std::string::npos) << prompt;
+  std::string log = sidecar->Stdout() + sidecar->Stderr();
+  for (const std::string& s : secrets) {
+    EXPECT_EQ(published.find(s), std::string::npos) << "NATS carried " << s << "\n" << published;
+    EXPECT_EQ(reply.dump().find(s), std::string::npos) << "NATS reply shows " << s;
+    EXPECT_EQ(http.find(s), std::string::npos) << "HTTP restore shows " << s;
+    EXPECT_EQ(log.find(s), std::string::npos) << "log shows " << s;
+  }
 }
 
 // The log never shows a password, here the one in a NATS URL logged while NATS is unreachable.
