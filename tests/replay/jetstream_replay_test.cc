@@ -112,13 +112,18 @@ class WireTap {
     EXPECT_EQ(natsConnection_Flush(nc_), NATS_OK);
   }
   ~WireTap() {
-    natsSubscription_Unsubscribe(sub_);
-    natsSubscription_Destroy(sub_);
-    natsConnection_Close(nc_);
-    natsConnection_Destroy(nc_);
+    if (sub_ != nullptr) {
+      natsSubscription_Unsubscribe(sub_);
+      natsSubscription_Destroy(sub_);
+    }
+    if (nc_ != nullptr) {
+      natsConnection_Close(nc_);
+      natsConnection_Destroy(nc_);
+    }
   }
   // Everything received so far; `other` is flushed first so its traffic has reached the server.
   std::vector<TappedMessage> Messages(natsConnection* other) {
+    if (sub_ == nullptr) return {};  // the constructor's failure is reported already
     EXPECT_EQ(natsConnection_Flush(other), NATS_OK);
     EXPECT_EQ(natsConnection_Flush(nc_), NATS_OK);
     std::vector<TappedMessage> messages;
