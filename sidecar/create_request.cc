@@ -47,7 +47,8 @@ StatusOr<CreateRequest> ParseCreateRequest(std::string_view payload, std::string
       if (!trigger) return reject(key, "expected \"manual\" or \"pre_compaction\"");
       req.trigger = *trigger;
     } else {
-      return reject(key, "unknown field");
+      // An empty member name is spelled "" so that it cannot read as "the whole payload".
+      return reject(key.empty() ? "\"\"" : key, "unknown field");
     }
   }
   return req;

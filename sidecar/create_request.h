@@ -22,7 +22,8 @@ struct CreateRequest {
 // reported (taskId before trigger). kInvalidArgument whose message starts with the offending
 // field ("payload: ..." for the whole payload, "trigger: ...", "taskId: ...", "<name>: unknown
 // field"). On an error, `*field` (when given) is set to the offending field ("trigger",
-// "taskId", the unknown member's name) or to "" when the whole payload is at fault.
+// "taskId", the unknown member's name, `""` for a member with an empty name) or to "" when the
+// whole payload is at fault.
 StatusOr<CreateRequest> ParseCreateRequest(std::string_view payload, std::string* field = nullptr);
 
 // The trigger a possibly rejected `payload` asked for: its "trigger" member when that is
