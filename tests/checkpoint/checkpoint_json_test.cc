@@ -135,7 +135,8 @@ TEST(CheckpointJsonTest, NormalizationCutsOnCharacterBoundaries) {
     std::string euro;  // 3-byte characters
     for (int k = 0; k < 300; ++k) euro += "\xE2\x82\xAC";
     e.input_summary = euro;
-    e.output_summary = std::string(499, 'a') + "\xF0\x9F\x98\x80\xF0\x9F\x98\x80";
+    e.output_summary.assign(499, 'a');
+    e.output_summary.append("\xF0\x9F\x98\x80\xF0\x9F\x98\x80");  // two 4-byte characters
     c.tool_call_log.push_back(e);
   }
   c.draft_content = std::string(10, 'x') + std::string(8000, 'y');
