@@ -55,7 +55,7 @@ Restorer::Restorer(Env* env, CheckpointStore* store, ReplaySource* replay, Resto
                    RestoreOptions options)
     : env_(env), store_(store), replay_(replay), events_(events), options_(std::move(options)) {}
 
-StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id) {
+StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLatest* preloaded) {
   std::lock_guard<std::mutex> lock(mu_);
   PhaseClock clock(env_);
   const int64_t started_unix_ms = env_->NowUnixMillis();
@@ -71,7 +71,14 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id) {
 
   // Phase 1: load the newest checkpoint that verifies.
   std::optional<Checkpoint> cp;
-  auto latest = store_->GetLatestVerified(agent_id);
+  double preload_ms = 0;
+  StatusOr<LatestVerified> latest = NotFoundError("not loaded");
+  if (preloaded != nullptr) {
+    latest = std::move(preloaded->latest);
+    preload_ms = preloaded->load_ms;
+  } else {
+    latest = store_->GetLatestVerified(agent_id);
+  }
   if (latest.ok()) {
     cp = std::move(latest->checkpoint);
     r.skipped = std::move(latest->skipped);
@@ -92,7 +99,7 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id) {
     if (announce) events_->PublishFailed(agent_id, failed);
     return failed;
   }
-  r.timings.load_ms = clock.Lap();
+  r.timings.load_ms = preload_ms + clock.Lap();
 
   // Phase 2: dry-run replay of what arrived since the checkpoint. Failures become a warning.
   std::optional<ReplayResult> replay;
@@ -173,7 +180,7 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id) {
     if (announce) events_->PublishStatus(agent_id, kActive);
   }
   r.timings.resume_ms = clock.Lap();
-  r.timings.total_ms = clock.Total();
+  r.timings.total_ms = preload_ms + clock.Total();
   if (announce) events_->PublishRestored(agent_id, r);
   return r;
 }

@@ -79,6 +79,13 @@ class RestoreEvents {
   virtual void PublishFailed(const std::string& agent_id, const Status& status) = 0;
 };
 
+// A load the caller has already done (the sidecar loads once at start, for its own context and
+// for the restore): a successful CheckpointStore::GetLatestVerified and how long it took.
+struct PreloadedLatest {
+  LatestVerified latest;
+  double load_ms = 0;  // counted as the load phase of the restore
+};
+
 class Restorer {
  public:
   // Pointers are borrowed and must outlive the Restorer. `replay` may be null (no JetStream
@@ -87,12 +94,13 @@ class Restorer {
   Restorer(Env* env, CheckpointStore* store, ReplaySource* replay, RestoreEvents* events,
            RestoreOptions options);
 
-  // Runs a restore for `agent_id`: marks the agent "recovering" (store + event), loads, replays,
-  // builds the prompt, stashes a conflicting workspace, publishes checkpoint.restored and marks
-  // the agent "active". A cold start (no checkpoint) is an OK result with cold_start = true.
-  // Errors: kUnavailable if the store cannot be read (a failed event is published).
-  // Thread-safe: concurrent calls are serialised.
-  StatusOr<RestoreResult> Run(const std::string& agent_id);
+  // Runs a restore for `agent_id`: marks the agent "recovering" (store + event), loads (or takes
+  // `preloaded`, whose checkpoint it consumes), replays, builds the prompt, stashes a
+  // conflicting workspace, marks the agent "active" (store + event) and publishes
+  // checkpoint.restored. A cold start
+  // (no checkpoint) is an OK result with cold_start = true. Errors: kUnavailable if the store
+  // cannot be read (a failed event is published). Thread-safe: concurrent calls are serialised.
+  StatusOr<RestoreResult> Run(const std::string& agent_id, PreloadedLatest* preloaded = nullptr);
 
  private:
   Env* env_;

@@ -30,8 +30,8 @@ RestoreService::RestoreService(Env* env, CheckpointStore* store, NatsLink* link,
       redactor_(redactor),
       restorer_(env, store, replay_.get(), &events_, OptionsFrom(config, redactor)) {}
 
-StatusOr<nlohmann::json> RestoreService::Run() {
-  auto result = restorer_.Run(agent_id_);
+StatusOr<nlohmann::json> RestoreService::Run(PreloadedLatest* preloaded) {
+  auto result = restorer_.Run(agent_id_, preloaded);
   if (!result.ok()) {
     if (metrics_ != nullptr) metrics_->CountRestoreFailure();
     return result.status();

@@ -11,13 +11,13 @@
 #include <string>
 
 #include "common/env.h"
+#include "redact/redactor.h"
 #include "replay/jetstream_replay.h"
 #include "restore/restorer.h"
 #include "sidecar/config.h"
 #include "sidecar/metrics.h"
 #include "sidecar/nats_link.h"
 #include "sidecar/nats_restore_events.h"
-#include "redact/redactor.h"
 #include "store/checkpoint_store.h"
 
 namespace agentckpt {
@@ -30,9 +30,10 @@ class RestoreService {
   RestoreService(Env* env, CheckpointStore* store, NatsLink* link, const SidecarConfig& config,
                  const Redactor* redactor = nullptr);
 
-  // Runs a restore; on success returns the result JSON (the checkpoint.restored metadata plus
-  // "prompt") and keeps it for Last(). Errors as Restorer::Run.
-  StatusOr<nlohmann::json> Run();
+  // Runs a restore (on `preloaded` when given: see Restorer::Run); on success returns the
+  // result JSON (the checkpoint.restored metadata plus "prompt") and keeps it for Last().
+  // Errors as Restorer::Run.
+  StatusOr<nlohmann::json> Run(PreloadedLatest* preloaded = nullptr);
   // The last successful result's JSON; kNotFound when no restore has completed.
   StatusOr<nlohmann::json> Last() const;
   // Where restore durations and failures are counted (may stay null).

@@ -227,7 +227,10 @@ void Sidecar::Activate(const Lease& lease) {
                                     {"holder", lease.holder},
                                     {"epoch", lease.epoch},
                                     {"ttlS", config_.lease_ttl_s}});
+  // One load serves both the context seed and the restore at start.
+  const int64_t load_start = env_->NowMonotonicMicros();
   auto latest = store_->GetLatestVerified(config_.agent_id);
+  const double load_ms = static_cast<double>(env_->NowMonotonicMicros() - load_start) / 1000.0;
   if (latest.ok()) {
     context_.Seed(latest->checkpoint);
     LogInfo("context seeded from the latest checkpoint",
@@ -239,11 +242,18 @@ void Sidecar::Activate(const Lease& lease) {
 #ifdef AGENTCKPT_HAVE_RESTORE
   // Restore at start, before the API listens (once /healthz answers, GET /v1/restoration has
   // the result), when the store holds any checkpoint of the agent (even if none verifies:
-  // the restore then reports what it skipped).
-  auto any = store_->List(config_.agent_id, 1);
-  if (config_.restore_on_start && any.ok() && !any->empty()) {
-    auto result = restore_->Run();
-    if (!result.ok()) LogError("restore at start failed", {{"reason", result.status().ToString()}});
+  // the restore then loads again and reports what it skipped).
+  if (config_.restore_on_start) {
+    StatusOr<nlohmann::json> result = NotFoundError("no checkpoint");
+    if (latest.ok()) {
+      PreloadedLatest preloaded{std::move(latest).value(), load_ms};
+      result = restore_->Run(&preloaded);
+    } else if (auto any = store_->List(config_.agent_id, 1); any.ok() && !any->empty()) {
+      result = restore_->Run();
+    }
+    if (!result.ok() && result.status().code() != StatusCode::kNotFound) {
+      LogError("restore at start failed", {{"reason", result.status().ToString()}});
+    }
   }
 #endif
   writer_->SetLease(LeaseToken{lease.holder, lease.epoch});

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <exception>
+#include <mutex>
+#include <optional>
 
 #include "store/firestore_auth.h"
 
@@ -145,6 +149,28 @@ struct FirestoreHttp::Client {
   http_client client;
 };
 
+// The attempts of one Call. Outcomes are posted by cpprestsdk's continuations (on its thread
+// pool) and taken by the calling thread; the continuations hold the Race, never the
+// FirestoreHttp, so an attempt abandoned by a finished Call touches nothing that is gone.
+struct FirestoreHttp::Race {
+  struct Outcome {
+    int attempt = 0;
+    StatusOr<HttpReply> reply = Status(StatusCode::kInternal, "no reply");
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Outcome> done;
+  pplx::cancellation_token_source cancel;
+
+  void Post(int attempt, StatusOr<HttpReply> reply) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      done.push_back(Outcome{attempt, std::move(reply)});
+    }
+    cv.notify_all();
+  }
+};
+
 FirestoreHttp::FirestoreHttp(FirestoreHttpOptions options) : options_(std::move(options)) {
   if (options_.env == nullptr) options_.env = Env::Default();
   client_ = std::make_unique<Client>(options_.base_url, options_.request_timeout_ms);
@@ -152,18 +178,47 @@ FirestoreHttp::FirestoreHttp(FirestoreHttpOptions options) : options_(std::move(
 
 FirestoreHttp::~FirestoreHttp() = default;
 
-StatusOr<HttpReply> FirestoreHttp::SendOnce(const std::string& method, const std::string& path,
-                                            const std::string& body) {
+void FirestoreHttp::SendAsync(const std::string& method, const std::string& path,
+                              const std::string& body, const std::shared_ptr<Race>& race,
+                              int attempt) {
   web::http::http_request request(method);
   request.set_request_uri(path);
   if (options_.tokens != nullptr) {
     StatusOr<std::string> token = options_.tokens->AccessToken();
-    if (!token.ok()) return token.status();
+    if (!token.ok()) {
+      race->Post(attempt, token.status());
+      return;
+    }
     if (!token->empty()) request.headers().add("Authorization", "Bearer " + *token);
   }
   if (!body.empty()) request.set_body(body, "application/json");
   requests_sent_.fetch_add(1);
-  return Exchange(client_->client, request, "Firestore request " + path);
+  const std::string what = "Firestore request " + path;
+  try {
+    client_->client.request(request, race->cancel.get_token())
+        .then([](web::http::http_response response) {
+          int status = response.status_code();
+          return response.extract_utf8string(/*ignore_content_type=*/true)
+              .then([status](std::string text) {
+                return HttpReply{status, std::move(text)};
+              });
+        })
+        .then([race, attempt, what](pplx::task<HttpReply> done) {
+          try {
+            race->Post(attempt, done.get());
+          } catch (const web::http::http_exception& e) {
+            if (e.error_code() == std::errc::timed_out) {
+              race->Post(attempt, DeadlineExceededError(what + " timed out"));
+            } else {
+              race->Post(attempt, UnavailableError(what + " failed: " + e.what()));
+            }
+          } catch (const std::exception& e) {
+            race->Post(attempt, UnavailableError(what + " failed: " + e.what()));
+          }
+        });
+  } catch (const std::exception& e) {
+    race->Post(attempt, UnavailableError(what + " failed: " + e.what()));
+  }
 }
 
 int64_t FirestoreHttp::BackoffMicros(int attempt) {
@@ -176,45 +231,129 @@ int64_t FirestoreHttp::BackoffMicros(int attempt) {
   return cap / 2 + static_cast<int64_t>(r % static_cast<uint64_t>(cap / 2 + 1));
 }
 
+namespace {
+
+bool IsConflictCode(StatusCode code) {
+  return code == StatusCode::kAlreadyExists || code == StatusCode::kFailedPrecondition;
+}
+
+}  // namespace
+
 StatusOr<nlohmann::json> FirestoreHttp::Call(const std::string& method, const std::string& path,
-                                             const nlohmann::json* body, CallInfo* info) {
+                                             const nlohmann::json* body, CallInfo* info,
+                                             Hedge hedge) {
   CallInfo local;
   if (info == nullptr) info = &local;
   *info = CallInfo();
   const std::string payload = body ? body->dump() : std::string();
-  const int64_t deadline = options_.env->NowMonotonicMicros() + options_.overall_deadline_ms * 1000;
+  Env* env = options_.env;
+  const int64_t deadline = env->NowMonotonicMicros() + options_.overall_deadline_ms * 1000;
+  const bool hedging = hedge == Hedge::kYes && options_.hedge_after_ms > 0;
+  using Clock = std::chrono::steady_clock;
+  const auto kNever = Clock::time_point::max();
+  auto race = std::make_shared<Race>();
+  int in_flight = 0, failures = 0;
+  auto hedge_at = kNever;
+  // Sends a request; a first try (not a hedge) arms the hedge timer, a hedge disarms it: at most
+  // one hedge per try.
+  auto launch = [&](bool is_hedge) {
+    ++in_flight;
+    ++info->attempts;
+    SendAsync(method, path, payload, race, info->attempts);
+    hedge_at = hedging && !is_hedge
+                   ? Clock::now() + std::chrono::milliseconds(options_.hedge_after_ms)
+                   : kNever;
+  };
+  // Whatever is still in flight when Call returns is abandoned and cancelled (a hedgeable twin
+  // cannot apply after an answer has been taken; see Hedge); nobody reads its outcome.
+  struct CancelOnReturn {
+    Race* race;
+    ~CancelOnReturn() { race->cancel.cancel(); }
+  } cancel_on_return{race.get()};
+
   bool refreshed_token = false;
+  std::optional<Status> conflict;  // a conflict that arrived while a twin was in flight
   Status last;
-  for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
-    info->attempts = attempt;
-    StatusOr<HttpReply> reply = SendOnce(method, path, payload);
+  launch(/*is_hedge=*/false);
+  while (true) {
+    std::optional<Race::Outcome> outcome;
+    {
+      std::unique_lock<std::mutex> lock(race->mu);
+      while (race->done.empty()) {
+        int64_t left_us = deadline - env->NowMonotonicMicros();
+        if (left_us <= 0) break;
+        auto until = Clock::now() + std::chrono::microseconds(left_us);
+        bool may_hedge = in_flight == 1 && info->attempts < options_.max_attempts;
+        if (may_hedge && hedge_at < until) {
+          if (Clock::now() >= hedge_at) break;
+          until = hedge_at;
+        }
+        race->cv.wait_until(lock, until);
+      }
+      if (!race->done.empty()) {
+        outcome = std::move(race->done.front());
+        race->done.pop_front();
+      }
+    }
+    if (!outcome) {
+      if (env->NowMonotonicMicros() >= deadline) {
+        info->maybe_applied_earlier = true;
+        last = DeadlineExceededError("Firestore " + path + ": no answer within the " +
+                                     std::to_string(options_.overall_deadline_ms) + " ms deadline");
+        break;
+      }
+      ++info->hedges;  // the request in flight is slow: send its twin
+      launch(/*is_hedge=*/true);
+      continue;
+    }
+    --in_flight;
+    StatusOr<HttpReply>& reply = outcome->reply;
     if (reply.ok() && reply->status >= 200 && reply->status < 300) {
       auto j = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
-      if (j.is_discarded()) {
-        return InternalError("Firestore reply to " + path + " is not JSON");
-      }
+      if (j.is_discarded()) return InternalError("Firestore reply to " + path + " is not JSON");
+      info->winner = outcome->attempt;
       return j;
     }
     if (reply.ok()) {
-      last = FirestoreErrorStatus(reply->status, reply->body);
+      Status error = FirestoreErrorStatus(reply->status, reply->body);
       if (reply->status == 401 && options_.tokens != nullptr && !refreshed_token) {
         options_.tokens->Invalidate();
         refreshed_token = true;
+        last = error;
+        if (in_flight == 0) launch(/*is_hedge=*/false);
         continue;
       }
-      if (!IsRetryableHttpStatus(reply->status, reply->body)) return last;
+      if (!IsRetryableHttpStatus(reply->status, reply->body)) {
+        if (IsConflictCode(error.code()) && in_flight > 0) {
+          // Its twin may be the request that applied: its answer decides.
+          conflict = error;
+          info->maybe_applied_earlier = true;
+          continue;
+        }
+        return error;
+      }
+      last = error;
       if (reply->status != 429) info->maybe_applied_earlier = true;
     } else {
-      last = reply.status();
-      if (last.code() != StatusCode::kUnavailable && last.code() != StatusCode::kDeadlineExceeded) {
-        return last;  // e.g. credentials could not be obtained
+      const Status& error = reply.status();
+      if (error.code() != StatusCode::kUnavailable &&
+          error.code() != StatusCode::kDeadlineExceeded) {
+        return error;  // e.g. credentials could not be obtained
       }
+      last = error;
       info->maybe_applied_earlier = true;
     }
-    int64_t wait = BackoffMicros(attempt);
-    if (options_.env->NowMonotonicMicros() + wait >= deadline) break;
-    options_.env->SleepForMicros(wait);
+    // A transient failure: an answer still in flight may yet succeed; otherwise back off.
+    if (in_flight > 0) continue;
+    if (conflict) return *conflict;
+    ++failures;
+    if (info->attempts >= options_.max_attempts) break;
+    int64_t wait = BackoffMicros(failures);
+    if (env->NowMonotonicMicros() + wait >= deadline) break;
+    env->SleepForMicros(wait);
+    launch(/*is_hedge=*/false);
   }
+  if (conflict) return *conflict;
   if (last.code() == StatusCode::kDeadlineExceeded) return last;
   return Status(StatusCode::kUnavailable, "Firestore " + path + " failed after " +
                                               std::to_string(info->attempts) +

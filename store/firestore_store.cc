@@ -2,6 +2,7 @@
 #include "store/firestore_store.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "checkpoint/checkpoint_json.h"
@@ -38,6 +39,7 @@ FirestoreStore::FirestoreStore(FirestoreStoreOptions options) : options_(std::mo
   h.overall_deadline_ms = options_.overall_deadline_ms;
   h.initial_backoff_ms = options_.initial_backoff_ms;
   h.max_backoff_ms = options_.max_backoff_ms;
+  h.hedge_after_ms = options_.hedge_after_ms;
   http_ = std::make_unique<FirestoreHttp>(std::move(h));
 }
 
@@ -45,6 +47,7 @@ StatusOr<std::unique_ptr<FirestoreStore>> FirestoreStore::Open(FirestoreStoreOpt
   if (options.project_id.empty()) return InvalidArgumentError("Firestore: empty project id");
   if (options.database_id.empty()) options.database_id = "(default)";
   if (options.endpoint.empty()) return InvalidArgumentError("Firestore: empty endpoint");
+  if (options.hedge_after_ms < 0) return InvalidArgumentError("Firestore: negative hedge delay");
   return std::unique_ptr<FirestoreStore>(new FirestoreStore(std::move(options)));
 }
 
@@ -63,6 +66,17 @@ StatusOr<std::unique_ptr<FirestoreStore>> FirestoreStore::OpenUrl(const std::str
   if (options.database_id.empty() || options.database_id.find('/') != std::string::npos ||
       options.project_id.find('/') != std::string::npos) {
     return InvalidArgumentError(usage);
+  }
+  if (const char* hedge = std::getenv("CKPT_FIRESTORE_HEDGE_MS"); hedge != nullptr && *hedge) {
+    char* end = nullptr;
+    errno = 0;
+    long long ms = std::strtoll(hedge, &end, 10);
+    if (errno != 0 || *end != '\0' || ms < 0 || ms > 60'000) {
+      return InvalidArgumentError(std::string("CKPT_FIRESTORE_HEDGE_MS: expected milliseconds "
+                                              "from 0 (no hedging) to 60000, got \"") +
+                                  hedge + "\"");
+    }
+    options.hedge_after_ms = ms;
   }
   const char* emulator = std::getenv("FIRESTORE_EMULATOR_HOST");
   if (emulator != nullptr && *emulator != '\0') {
@@ -88,7 +102,7 @@ std::string FirestoreStore::AgentName(const std::string& agent_id) const {
 
 StatusOr<json> FirestoreStore::Commit(const json& writes, CallInfo* info) {
   json body = {{"writes", writes}};
-  return http_->Call("POST", ApiPath(DocumentsPath() + ":commit"), &body, info);
+  return http_->Call("POST", ApiPath(DocumentsPath() + ":commit"), &body, info, Hedge::kYes);
 }
 
 StatusOr<PutResult> FirestoreStore::Put(const SealedCheckpoint& sealed, const PutOptions& opts) {
@@ -330,16 +344,43 @@ Status FirestoreStore::SetAgentStatus(const std::string& agent_id, const std::st
                                       int64_t now_ms) {
   RETURN_IF_ERROR(ValidateAgentId(agent_id));
   std::lock_guard<std::mutex> lock(write_mu_);
-  agent_cache_.erase(agent_id);  // its updateTime changes
-  json writes = json::array();
-  writes.push_back({{"update",
-                     {{"name", AgentName(agent_id)},
-                      {"fields",
-                       {{"agentId", StringValue(agent_id)},
-                        {"status", StringValue(status)},
-                        {"updatedAt", TimestampValue(now_ms)}}}}},
-                    {"updateMask", {{"fieldPaths", {"agentId", "status", "updatedAt"}}}}});
-  return Commit(writes).status();
+  Status last_conflict;
+  for (int round = 0; round < kConflictRounds; ++round) {
+    auto it = agent_cache_.find(agent_id);
+    if (it == agent_cache_.end()) {
+      ASSIGN_OR_RETURN(AgentState fresh, ReadAgent(agent_id));
+      it = agent_cache_.emplace(agent_id, std::move(fresh)).first;
+    }
+    AgentState agent = it->second;
+    json write = {{"update",
+                   {{"name", AgentName(agent_id)},
+                    {"fields",
+                     {{"agentId", StringValue(agent_id)},
+                      {"status", StringValue(status)},
+                      {"updatedAt", TimestampValue(now_ms)}}}}},
+                  {"updateMask", {{"fieldPaths", {"agentId", "status", "updatedAt"}}}}};
+    write["currentDocument"] =
+        agent.exists ? json{{"updateTime", agent.update_time}} : json{{"exists", false}};
+    StatusOr<json> reply = Commit(json::array({write}));
+    if (reply.ok()) {
+      const json& results = (*reply)["writeResults"];
+      if (results.is_array() && !results.empty() && results[0].contains("updateTime")) {
+        agent.exists = true;
+        agent.update_time = results[0]["updateTime"].get<std::string>();
+        agent_cache_[agent_id] = agent;
+      } else {
+        agent_cache_.erase(agent_id);
+      }
+      return OkStatus();
+    }
+    agent_cache_.erase(agent_id);
+    // A conflict: the record changed since it was read (a lease change, or this very write
+    // applied by an attempt whose reply was lost): read it again and set the status again.
+    if (!IsConflict(reply.status())) return reply.status();
+    last_conflict = reply.status();
+  }
+  return UnavailableError("status of agent " + agent_id +
+                          ": the agent record kept changing: " + last_conflict.message());
 }
 
 Status FirestoreStore::Ping() {

@@ -20,6 +20,12 @@
 //
 // A retried commit whose earlier attempt may have been applied (timeout, dropped connection)
 // is resolved by reading the snapshot back: if it holds our contentSha256 the Put succeeded.
+// SetAgentStatus also commits under the record's updateTime precondition (re-reading on a
+// conflict), so it keeps the cached record current.
+//
+// Hedging: every read, and every commit (each of whose writes carries a precondition or is a
+// delete), is sent a second time when the first request has not answered within
+// hedge_after_ms (FirestoreHttp); the preconditions make a late duplicate fail harmlessly.
 //
 // Thread-safety: all methods may be called concurrently; writes are serialised by a mutex.
 #pragma once
@@ -49,8 +55,9 @@ struct FirestoreStoreOptions {
   Env* env = nullptr;                   // Env::Default() when null
   int64_t request_timeout_ms = 10'000;
   int64_t overall_deadline_ms = 30'000;
-  int64_t initial_backoff_ms = 50;
+  int64_t initial_backoff_ms = 10;
   int64_t max_backoff_ms = 2'000;
+  int64_t hedge_after_ms = 50;  // 0: never hedge (see FirestoreHttpOptions)
 };
 
 class FirestoreStore final : public CheckpointStore {
@@ -60,7 +67,8 @@ class FirestoreStore final : public CheckpointStore {
   static StatusOr<std::unique_ptr<FirestoreStore>> Open(FirestoreStoreOptions options);
   // Opens "firestore://projects/P/databases/D". FIRESTORE_EMULATOR_HOST=host:port selects plain
   // HTTP to that host without a token; otherwise https://firestore.googleapis.com with a token
-  // from MakeDefaultTokenSource. kInvalidArgument for a malformed URL.
+  // from MakeDefaultTokenSource. CKPT_FIRESTORE_HEDGE_MS (0-60000) sets hedge_after_ms.
+  // kInvalidArgument for a malformed URL or setting.
   static StatusOr<std::unique_ptr<FirestoreStore>> OpenUrl(const std::string& url);
 
   StatusOr<PutResult> Put(const SealedCheckpoint& cp, const PutOptions& opts) override;
@@ -105,6 +113,8 @@ class FirestoreStore final : public CheckpointStore {
   std::string DocumentsPath() const;  // "projects/P/databases/D/documents"
   std::string ApiPath(const std::string& suffix) const { return "/v1/" + suffix; }
 
+  // One :commit; hedged (see the header comment): callers only commit writes that carry a
+  // precondition or are deletes.
   StatusOr<nlohmann::json> Commit(const nlohmann::json& writes, CallInfo* info = nullptr);
   // :runQuery under checkpoints/{agent} (or all snapshots when `agent_id` is empty); returns
   // the documents.

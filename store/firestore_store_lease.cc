@@ -57,7 +57,8 @@ StatusOr<LeaseChange> FirestoreStore::ChangeLease(const std::string& agent_id, i
         base.exists ? json{{"updateTime", base.update_time}} : json{{"exists", false}};
     CallInfo info;
     json body = {{"writes", json::array({write})}};
-    StatusOr<json> reply = http_->Call("POST", ApiPath(DocumentsPath() + ":commit"), &body, &info);
+    StatusOr<json> reply =
+        http_->Call("POST", ApiPath(DocumentsPath() + ":commit"), &body, &info, Hedge::kYes);
     if (reply.ok()) {
       AgentState updated = base;
       updated.exists = true;

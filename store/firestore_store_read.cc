@@ -52,7 +52,8 @@ StatusOr<std::vector<json>> FirestoreStore::RunSnapshotQuery(const std::string& 
   }
   structured_query["from"] = json::array({from});
   json body = {{"structuredQuery", std::move(structured_query)}};
-  ASSIGN_OR_RETURN(json reply, http_->Call("POST", ApiPath(parent + ":runQuery"), &body));
+  ASSIGN_OR_RETURN(json reply,
+                   http_->Call("POST", ApiPath(parent + ":runQuery"), &body, nullptr, Hedge::kYes));
   if (!reply.is_array()) return InternalError("Firestore :runQuery reply is not an array");
   std::vector<json> docs;
   for (json& item : reply) {
@@ -62,7 +63,7 @@ StatusOr<std::vector<json>> FirestoreStore::RunSnapshotQuery(const std::string& 
 }
 
 StatusOr<std::optional<json>> FirestoreStore::GetDocument(const std::string& name) {
-  StatusOr<json> reply = http_->Call("GET", ApiPath(name), nullptr);
+  StatusOr<json> reply = http_->Call("GET", ApiPath(name), nullptr, nullptr, Hedge::kYes);
   if (reply.status().code() == StatusCode::kNotFound) return std::optional<json>();
   if (!reply.ok()) return reply.status();
   return std::optional<json>(std::move(reply).value());

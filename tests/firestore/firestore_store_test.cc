@@ -8,7 +8,7 @@
 
 #include "checkpoint/checkpoint_json.h"
 #include "common/time_format.h"
-#include "tests/firestore/emulator_process.h"
+#include "tests/firestore/emulator_suite.h"
 #include "tests/store/store_test_util.h"
 
 namespace agentckpt::testing {
@@ -16,25 +16,13 @@ namespace {
 
 using nlohmann::json;
 
-class FirestoreStoreTest : public ::testing::Test {
+class FirestoreStoreTest : public EmulatorSuite {
  protected:
-  static void SetUpTestSuite() {
-    emulator_ = new EmulatorProcess();
-    Status s = emulator_->Start();
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-  static void TearDownTestSuite() {
-    delete emulator_;
-    emulator_ = nullptr;
-  }
   void SetUp() override {
-    ASSERT_NE(emulator_, nullptr);
-    ASSERT_TRUE(emulator_->SetFaults(json::object()).ok());
-    project_ = std::string("p-") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    StartTest("p-");
     store_ = OpenEmulatorStore(emulator_->host_port(), project_);
     ASSERT_NE(store_, nullptr);
   }
-  void TearDown() override { (void)emulator_->SetFaults(json::object()); }
 
   std::string DocPath(const std::string& rest) {
     return "/v1/projects/" + project_ + "/databases/(default)/documents/" + rest;
@@ -45,12 +33,8 @@ class FirestoreStoreTest : public ::testing::Test {
     return json::parse(reply->second);
   }
 
-  static EmulatorProcess* emulator_;
-  std::string project_;
   std::unique_ptr<FirestoreStore> store_;
 };
-
-EmulatorProcess* FirestoreStoreTest::emulator_ = nullptr;
 
 TEST_F(FirestoreStoreTest, SteadyStatePutIsOneRequestIncludingItsRetentionDeletes) {
   PutOptions opts;

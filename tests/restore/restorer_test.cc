@@ -37,6 +37,31 @@ TEST_F(RestorerTest, ColdStartIsAnOkResult) {
   EXPECT_EQ(StoredStatus(), "active");
 }
 
+// The sidecar loads once at start and hands that load to the restore: the restore uses it as
+// it is (here an older checkpoint than the store's newest, to tell them apart) and counts its
+// duration as the load phase.
+TEST_F(RestorerTest, APreloadedCheckpointIsUsedWithoutLoadingAgain) {
+  Put(1);
+  Checkpoint second = Put(2);
+  auto loaded = store_->GetLatestVerified(kAgent);
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->checkpoint.sequence_number, 2);
+  Put(3);
+  replay_->result = MakeReplay(2, 1, 300);
+  PreloadedLatest preloaded{std::move(loaded).value(), 4.5};
+  Restorer r(&env_, store_.get(), replay_.get(), events_.get(), RestoreOptions{});
+  auto result = r.Run(kAgent, &preloaded);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->sequence_number, 2);
+  EXPECT_EQ(result->checkpoint_id, second.checkpoint_id);
+  EXPECT_EQ(replay_->last_position, *second.nats_position);
+  EXPECT_DOUBLE_EQ(result->timings.load_ms, 4.5);
+  EXPECT_DOUBLE_EQ(result->timings.total_ms, 4.5 + 7.0);  // the replay moved the clock 7 ms
+  EXPECT_EQ(StoredStatus(), "active");
+  EXPECT_EQ(events_->log(), (std::vector<std::string>{"status:recovering@recovering",
+                                                      "status:active@active", "restored@active"}));
+}
+
 TEST_F(RestorerTest, UsesTheLatestCheckpointReplaysAndGoesRecoveringThenActive) {
   Put(1);
   Put(2);

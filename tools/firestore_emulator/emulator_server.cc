@@ -52,11 +52,8 @@ void ReplyThenDrop(const http_request& request) {
 }  // namespace
 
 json FaultConfigToJson(const FaultConfig& f) {
-  return {{"errorRate", f.error_rate},
-          {"errorStatus", f.error_status},
-          {"delayRate", f.delay_rate},
-          {"delayMs", f.delay_ms},
-          {"dropRate", f.drop_rate}};
+  return {{"errorRate", f.error_rate}, {"errorStatus", f.error_status}, {"delayRate", f.delay_rate},
+          {"delayMs", f.delay_ms},     {"dropRate", f.drop_rate},       {"script", f.script}};
 }
 
 StatusOr<FaultConfig> FaultConfigFromJson(const json& j) {
@@ -68,8 +65,16 @@ StatusOr<FaultConfig> FaultConfigFromJson(const json& j) {
     f.delay_rate = j.value("delayRate", 0.0);
     f.delay_ms = j.value("delayMs", 0);
     f.drop_rate = j.value("dropRate", 0.0);
+    f.script = j.value("script", std::vector<std::string>());
   } catch (const std::exception& e) {
     return InvalidArgumentError(std::string("fault config: ") + e.what());
+  }
+  for (const std::string& entry : f.script) {
+    if (entry != "none" && entry != "error" && entry != "delay" && entry != "drop" &&
+        entry != "late-reply") {
+      return InvalidArgumentError("fault config: unknown script entry \"" + entry +
+                                  "\" (none, error, delay, drop, late-reply)");
+    }
   }
   return f;
 }
@@ -103,11 +108,19 @@ class EmulatorServer::Impl {
   }
 
  private:
-  enum class Fault { kNone, kError, kDelay, kDrop };
+  enum class Fault { kNone, kError, kDelay, kDrop, kLateReply };
 
   Fault Draw(FaultConfig* config) {
     std::lock_guard<std::mutex> lock(mu_);
     *config = faults_;
+    if (script_next_ < faults_.script.size()) {
+      const std::string& entry = faults_.script[script_next_++];
+      if (entry == "error") return Fault::kError;
+      if (entry == "delay") return Fault::kDelay;
+      if (entry == "drop") return Fault::kDrop;
+      if (entry == "late-reply") return Fault::kLateReply;
+      return Fault::kNone;
+    }
     std::uniform_real_distribution<double> u(0.0, 1.0);
     double r = u(rng_);
     if (r < faults_.drop_rate) return Fault::kDrop;
@@ -162,6 +175,10 @@ class EmulatorServer::Impl {
       ReplyThenDrop(request);
       return;
     }
+    if (fault == Fault::kLateReply) {
+      delays_.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(config.delay_ms));
+    }
     ReplyJson(request, reply.http_status, reply.body);
   }
 
@@ -196,6 +213,7 @@ class EmulatorServer::Impl {
       }
       std::lock_guard<std::mutex> lock(mu_);
       faults_ = *f;
+      script_next_ = 0;
       ReplyJson(request, 200, FaultConfigToJson(faults_));
       return;
     }
@@ -213,6 +231,7 @@ class EmulatorServer::Impl {
   std::unique_ptr<http_listener> listener_;
   std::mutex mu_;
   FaultConfig faults_;
+  size_t script_next_ = 0;  // the next entry of faults_.script
   std::mt19937_64 rng_;
   std::map<std::string, uint64_t> by_route_;
   std::atomic<uint64_t> requests_{0}, errors_{0}, delays_{0}, drops_{0};

@@ -15,7 +15,9 @@
 // processed and the connection then dropped without a complete reply (the client cannot tell
 // whether it was applied); with `error_rate` it is refused with `error_status` before being
 // processed; with `delay_rate` it is processed after `delay_ms` (past a client's timeout this is
-// a timed-out request that was applied). Thread-safe.
+// a timed-out request that was applied). Before any draw, the requests take the faults of
+// `script` in order, one entry each: "none", "error", "delay", "drop", or "late-reply" (processed
+// at once, its reply sent after `delay_ms`: an applied request whose answer is slow). Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -25,6 +27,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "tools/firestore_emulator/document_db.h"
@@ -37,9 +40,11 @@ struct FaultConfig {
   double delay_rate = 0;
   int delay_ms = 0;
   double drop_rate = 0;
+  std::vector<std::string> script;  // faults of the next requests, in order (see above)
 };
 
-// FaultConfig <-> {"errorRate", "errorStatus", "delayRate", "delayMs", "dropRate"}.
+// FaultConfig <-> {"errorRate", "errorStatus", "delayRate", "delayMs", "dropRate", "script"};
+// kInvalidArgument for an unknown script entry.
 nlohmann::json FaultConfigToJson(const FaultConfig& f);
 StatusOr<FaultConfig> FaultConfigFromJson(const nlohmann::json& j);
 
