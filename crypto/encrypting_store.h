@@ -55,6 +55,11 @@ class EncryptingStore : public CheckpointStore {
                                int64_t ttl_ms, int64_t now_ms) override {
     return inner_->AcquireLease(agent_id, holder, ttl_ms, now_ms);
   }
+  StatusOr<Lease> AcquireOrTakeOverLease(const std::string& agent_id, const std::string& holder,
+                                         int64_t ttl_ms, int64_t now_ms,
+                                         const HolderIsDead& is_dead) override {
+    return inner_->AcquireOrTakeOverLease(agent_id, holder, ttl_ms, now_ms, is_dead);
+  }
   StatusOr<Lease> RenewLease(const std::string& agent_id, const LeaseToken& lease, int64_t ttl_ms,
                              int64_t now_ms) override {
     return inner_->RenewLease(agent_id, lease, ttl_ms, now_ms);

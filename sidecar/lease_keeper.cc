@@ -3,9 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
-
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -49,39 +48,16 @@ LeaseKeeper::LeaseKeeper(Env* env, CheckpointStore* store, LeaseKeeperOptions op
 
 LeaseKeeper::~LeaseKeeper() { Stop(); }
 
-StatusOr<Lease> LeaseKeeper::TakeOverFromDeadHolder(StatusOr<Lease> refused) {
-  if (refused.ok() || refused.status().code() != StatusCode::kFailedPrecondition ||
-      !options_.holder_is_dead) {
-    return refused;
-  }
-  auto record = store_->GetAgent(options_.agent_id);
-  if (!record.ok() || record->lease_holder.empty() || record->lease_holder == options_.holder ||
-      !options_.holder_is_dead(record->lease_holder)) {
-    return refused;
-  }
-  const std::string dead = record->lease_holder;
-  const int64_t now = env_->NowUnixMillis();
-  // In the dead holder's name the store grants its own lease back; releasing it then frees the
-  // lease for an ordinary acquisition (epoch + 1). Another sidecar racing for it in between
-  // wins or loses at that last step, as with any free lease.
-  auto as_dead = store_->AcquireLease(options_.agent_id, dead, options_.ttl_ms, now);
-  if (!as_dead.ok()) return refused;
-  if (Status s = store_->ReleaseLease(options_.agent_id, LeaseToken{dead, as_dead->epoch}, now);
-      !s.ok()) {
-    return s;
-  }
-  auto got = store_->AcquireLease(options_.agent_id, options_.holder, options_.ttl_ms,
-                                  env_->NowUnixMillis());
-  if (got.ok()) {
-    LogInfo("took over the writer lease of a sidecar that no longer runs",
-            {{"agentId", options_.agent_id}, {"deadHolder", dead}, {"epoch", got->epoch}});
-  }
-  return got;
-}
-
 StatusOr<Lease> LeaseKeeper::TryAcquire() {
-  auto got = TakeOverFromDeadHolder(store_->AcquireLease(
-      options_.agent_id, options_.holder, options_.ttl_ms, env_->NowUnixMillis()));
+  // A holder of this pod or host whose process is gone is taken over in the same lease change.
+  auto got = store_->AcquireOrTakeOverLease(options_.agent_id, options_.holder, options_.ttl_ms,
+                                            env_->NowUnixMillis(), options_.holder_is_dead);
+  if (got.ok() && !got->taken_over_from.empty()) {
+    LogInfo("took over the writer lease of a sidecar that no longer runs",
+            {{"agentId", options_.agent_id},
+             {"deadHolder", got->taken_over_from},
+             {"epoch", got->epoch}});
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (got.ok()) {
     lease_ = *got;

@@ -30,7 +30,7 @@ struct LeaseKeeperOptions {
   // When set and it says the current (live) holder is a process that no longer runs, the lease
   // is taken over at once instead of after its ttl: a sidecar restarted in the same pod after a
   // crash must not wait for its own dead predecessor. See IsDeadLocalHolder.
-  std::function<bool(const std::string& holder)> holder_is_dead;
+  HolderIsDead holder_is_dead;
 };
 
 // "HOST/PID": POD_NAME (else the host name) and this process's id. Unique among live processes
@@ -51,8 +51,8 @@ class LeaseKeeper {
 
   // One acquisition attempt, without the thread. The lease, or the store's error
   // (kFailedPrecondition "lease held by ..." while another sidecar holds it). A lease held by a
-  // dead holder (options.holder_is_dead) is taken over: acquired in the dead holder's name,
-  // released, and acquired again in ours, so the epoch still rises and fences that holder.
+  // dead holder (options.holder_is_dead) is taken over in one lease change
+  // (CheckpointStore::AcquireOrTakeOverLease): the epoch still rises and fences that holder.
   StatusOr<Lease> TryAcquire();
 
   // Starts the thread (acquire loop unless TryAcquire already succeeded, then renewals).
@@ -75,8 +75,6 @@ class LeaseKeeper {
   void Loop(std::function<void(const Lease&)> on_acquired,
             std::function<void(const Status&)> on_lost);
   bool WaitMs(int64_t ms);  // false when stopping
-  // The takeover of TryAcquire, when the store's current holder is dead; `refused` otherwise.
-  StatusOr<Lease> TakeOverFromDeadHolder(StatusOr<Lease> refused);
 
   Env* env_;
   CheckpointStore* store_;

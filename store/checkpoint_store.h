@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,7 +73,14 @@ struct Lease {
   std::string holder;
   int64_t epoch = 0;
   int64_t expires_at_ms = 0;  // Unix ms
+  // Set by AcquireOrTakeOverLease when the lease was taken from a live holder known to be gone.
+  std::string taken_over_from = {};
 };
+
+// Says whether a lease holder is known to be gone (its process no longer runs), so its lease may
+// be taken before it expires. Called inside a store's lease change: it must be quick and must not
+// call the store.
+using HolderIsDead = std::function<bool(const std::string& holder)>;
 
 // A lease change a store is asked to make (internal to the store implementations).
 struct LeaseChange {
@@ -151,6 +159,13 @@ class CheckpointStore {
   // (the default) return kFailedPrecondition saying so; decorators must forward.
   virtual StatusOr<Lease> AcquireLease(const std::string& agent_id, const std::string& holder,
                                        int64_t ttl_ms, int64_t now_ms);
+  // As AcquireLease, and also takes a live lease of another holder that `is_dead` says is gone,
+  // with epoch + 1, in the same single change (so a sidecar restarted after a crash does not
+  // wait out its dead predecessor's lease); the granted Lease's taken_over_from names that
+  // holder. Errors as AcquireLease. The default (stores without leases) calls AcquireLease.
+  virtual StatusOr<Lease> AcquireOrTakeOverLease(const std::string& agent_id,
+                                                 const std::string& holder, int64_t ttl_ms,
+                                                 int64_t now_ms, const HolderIsDead& is_dead);
   // Extends the lease (holder, epoch) to now_ms + ttl_ms. kFailedPrecondition "lease lost: ..."
   // when the agent's current lease is another holder's or another epoch (even if the caller's
   // lease has expired, renewing succeeds as long as no one took it over).
@@ -167,6 +182,12 @@ std::string LeaseLostMessage(const LeaseToken& mine, const std::string& current_
                              int64_t current_epoch);
 // The kFailedPrecondition message for a lease held by another holder.
 std::string LeaseHeldMessage(const std::string& holder, int64_t epoch, int64_t expires_at_ms);
+
+// The lease change of AcquireOrTakeOverLease (shared by the stores), given the stored lease:
+// `current` (holder "" when free) and the caller's `holder`, ttl, clock and `is_dead` (may be
+// empty). InvalidArgument for an empty holder or a ttl below 1 ms.
+StatusOr<LeaseChange> DecideAcquire(const Lease& current, const std::string& holder, int64_t ttl_ms,
+                                    int64_t now_ms, const HolderIsDead& is_dead);
 
 // Opens the store named by `url`: "sqlite:///abs/path.db", "sqlite://relative/path.db", or
 // "firestore://projects/P/databases/D" (when built in). kInvalidArgument for an unknown scheme.

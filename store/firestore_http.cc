@@ -233,6 +233,9 @@ int64_t FirestoreHttp::BackoffMicros(int attempt) {
 
 namespace {
 
+// Copies of one request in flight at once: the first and at most two hedges.
+constexpr int kMaxInFlight = 3;
+
 bool IsConflictCode(StatusCode code) {
   return code == StatusCode::kAlreadyExists || code == StatusCode::kFailedPrecondition;
 }
@@ -253,16 +256,15 @@ StatusOr<nlohmann::json> FirestoreHttp::Call(const std::string& method, const st
   const auto kNever = Clock::time_point::max();
   auto race = std::make_shared<Race>();
   int in_flight = 0, failures = 0;
-  auto hedge_at = kNever;
-  // Sends a request; a first try (not a hedge) arms the hedge timer, a hedge disarms it: at most
-  // one hedge per try.
-  auto launch = [&](bool is_hedge) {
+  // When to send another copy while requests are in flight: a hedge (none answered in time) or
+  // the replacement of a copy that failed while its twins are still out. kNever: don't.
+  auto next_copy_at = kNever;
+  auto launch = [&] {
     ++in_flight;
     ++info->attempts;
     SendAsync(method, path, payload, race, info->attempts);
-    hedge_at = hedging && !is_hedge
-                   ? Clock::now() + std::chrono::milliseconds(options_.hedge_after_ms)
-                   : kNever;
+    next_copy_at =
+        hedging ? Clock::now() + std::chrono::milliseconds(options_.hedge_after_ms) : kNever;
   };
   // Whatever is still in flight when Call returns is abandoned and cancelled (a hedgeable twin
   // cannot apply after an answer has been taken; see Hedge); nobody reads its outcome.
@@ -274,7 +276,7 @@ StatusOr<nlohmann::json> FirestoreHttp::Call(const std::string& method, const st
   bool refreshed_token = false;
   std::optional<Status> conflict;  // a conflict that arrived while a twin was in flight
   Status last;
-  launch(/*is_hedge=*/false);
+  launch();
   while (true) {
     std::optional<Race::Outcome> outcome;
     {
@@ -283,10 +285,10 @@ StatusOr<nlohmann::json> FirestoreHttp::Call(const std::string& method, const st
         int64_t left_us = deadline - env->NowMonotonicMicros();
         if (left_us <= 0) break;
         auto until = Clock::now() + std::chrono::microseconds(left_us);
-        bool may_hedge = in_flight == 1 && info->attempts < options_.max_attempts;
-        if (may_hedge && hedge_at < until) {
-          if (Clock::now() >= hedge_at) break;
-          until = hedge_at;
+        bool may_copy = in_flight < kMaxInFlight && info->attempts < options_.max_attempts;
+        if (may_copy && next_copy_at < until) {
+          if (Clock::now() >= next_copy_at) break;
+          until = next_copy_at;
         }
         race->cv.wait_until(lock, until);
       }
@@ -302,8 +304,8 @@ StatusOr<nlohmann::json> FirestoreHttp::Call(const std::string& method, const st
                                      std::to_string(options_.overall_deadline_ms) + " ms deadline");
         break;
       }
-      ++info->hedges;  // the request in flight is slow: send its twin
-      launch(/*is_hedge=*/true);
+      ++info->hedges;  // the requests in flight are slow (or one failed): send another copy
+      launch();
       continue;
     }
     --in_flight;
@@ -320,14 +322,16 @@ StatusOr<nlohmann::json> FirestoreHttp::Call(const std::string& method, const st
         options_.tokens->Invalidate();
         refreshed_token = true;
         last = error;
-        if (in_flight == 0) launch(/*is_hedge=*/false);
+        if (in_flight == 0) launch();
         continue;
       }
       if (!IsRetryableHttpStatus(reply->status, reply->body)) {
         if (IsConflictCode(error.code()) && in_flight > 0) {
-          // Its twin may be the request that applied: its answer decides.
+          // A twin may be the request that applied: the twins' answers decide; more copies
+          // would only conflict too.
           conflict = error;
           info->maybe_applied_earlier = true;
+          next_copy_at = kNever;
           continue;
         }
         return error;
@@ -343,15 +347,23 @@ StatusOr<nlohmann::json> FirestoreHttp::Call(const std::string& method, const st
       last = error;
       info->maybe_applied_earlier = true;
     }
-    // A transient failure: an answer still in flight may yet succeed; otherwise back off.
-    if (in_flight > 0) continue;
-    if (conflict) return *conflict;
+    // A transient failure. With twins still in flight, one may yet succeed: wait for them, and
+    // send a replacement after the backoff unless one answers first (or a conflict says the
+    // twins decide). Otherwise back off and try again.
     ++failures;
+    if (in_flight > 0) {
+      if (!conflict && hedging) {
+        next_copy_at = std::min(next_copy_at,
+                                Clock::now() + std::chrono::microseconds(BackoffMicros(failures)));
+      }
+      continue;
+    }
+    if (conflict) return *conflict;
     if (info->attempts >= options_.max_attempts) break;
     int64_t wait = BackoffMicros(failures);
     if (env->NowMonotonicMicros() + wait >= deadline) break;
     env->SleepForMicros(wait);
-    launch(/*is_hedge=*/false);
+    launch();
   }
   if (conflict) return *conflict;
   if (last.code() == StatusCode::kDeadlineExceeded) return last;

@@ -56,8 +56,9 @@ struct FirestoreHttpOptions {
   int64_t initial_backoff_ms = 10;
   int64_t max_backoff_ms = 2'000;
   int max_attempts = 10;  // requests per Call, hedges included
-  // A hedgeable Call sends a second copy of a request that has not answered after this long
-  // (at most two in flight); 0 turns hedging off.
+  // A hedgeable Call sends another copy of a request when no copy has answered for this long
+  // (at most three copies in flight), and replaces a copy that failed while its twins are still
+  // out after the backoff; 0 turns hedging off.
   int64_t hedge_after_ms = 0;
 };
 

@@ -335,8 +335,7 @@ StatusOr<AgentRecord> FirestoreStore::GetAgent(const std::string& agent_id) {
     auto ms = ParseRfc3339Millis((*fields)["updatedAt"].get<std::string>());
     if (ms.ok()) record.updated_at_ms = *ms;
   }
-  ReadLeaseFields(*fields, &record.lease_holder, &record.lease_epoch,
-                  &record.lease_expires_at_ms);
+  ReadLeaseFields(*fields, &record.lease_holder, &record.lease_epoch, &record.lease_expires_at_ms);
   return record;
 }
 

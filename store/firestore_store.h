@@ -85,6 +85,9 @@ class FirestoreStore final : public CheckpointStore {
   Status Ping() override;
   StatusOr<Lease> AcquireLease(const std::string& agent_id, const std::string& holder,
                                int64_t ttl_ms, int64_t now_ms) override;
+  StatusOr<Lease> AcquireOrTakeOverLease(const std::string& agent_id, const std::string& holder,
+                                         int64_t ttl_ms, int64_t now_ms,
+                                         const HolderIsDead& is_dead) override;
   StatusOr<Lease> RenewLease(const std::string& agent_id, const LeaseToken& lease, int64_t ttl_ms,
                              int64_t now_ms) override;
   Status ReleaseLease(const std::string& agent_id, const LeaseToken& lease,

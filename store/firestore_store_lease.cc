@@ -93,18 +93,17 @@ StatusOr<LeaseChange> FirestoreStore::ChangeLease(const std::string& agent_id, i
 
 StatusOr<Lease> FirestoreStore::AcquireLease(const std::string& agent_id, const std::string& holder,
                                              int64_t ttl_ms, int64_t now_ms) {
-  if (holder.empty()) return InvalidArgumentError("lease holder: empty");
-  if (ttl_ms < 1) return InvalidArgumentError("lease ttl: must be positive");
+  return AcquireOrTakeOverLease(agent_id, holder, ttl_ms, now_ms, nullptr);
+}
+
+StatusOr<Lease> FirestoreStore::AcquireOrTakeOverLease(const std::string& agent_id,
+                                                       const std::string& holder, int64_t ttl_ms,
+                                                       int64_t now_ms,
+                                                       const HolderIsDead& is_dead) {
   ASSIGN_OR_RETURN(auto granted,
                    ChangeLease(agent_id, now_ms, [&](const AgentState& a) -> StatusOr<LeaseChange> {
-                     bool live = !a.lease_holder.empty() && a.lease_expires_at_ms > now_ms;
-                     if (live && a.lease_holder != holder) {
-                       return FailedPreconditionError(
-                           LeaseHeldMessage(a.lease_holder, a.lease_epoch, a.lease_expires_at_ms));
-                     }
-                     Lease next{holder, a.lease_epoch, now_ms + ttl_ms};
-                     if (a.lease_holder != holder) next.epoch += 1;
-                     return LeaseChange{true, next};
+                     Lease current{a.lease_holder, a.lease_epoch, a.lease_expires_at_ms};
+                     return DecideAcquire(current, holder, ttl_ms, now_ms, is_dead);
                    }));
   return granted.lease;
 }

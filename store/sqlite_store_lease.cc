@@ -19,19 +19,17 @@ StatusOr<LeaseChange> SqliteStore::LeaseTransaction(const std::string& agent_id,
 
 StatusOr<Lease> SqliteStore::AcquireLease(const std::string& agent_id, const std::string& holder,
                                           int64_t ttl_ms, int64_t now_ms) {
-  if (holder.empty()) return InvalidArgumentError("lease holder: empty");
-  if (ttl_ms < 1) return InvalidArgumentError("lease ttl: must be positive");
+  return AcquireOrTakeOverLease(agent_id, holder, ttl_ms, now_ms, nullptr);
+}
+
+StatusOr<Lease> SqliteStore::AcquireOrTakeOverLease(const std::string& agent_id,
+                                                    const std::string& holder, int64_t ttl_ms,
+                                                    int64_t now_ms, const HolderIsDead& is_dead) {
   ASSIGN_OR_RETURN(
       auto granted,
       LeaseTransaction(agent_id, now_ms, [&](const AgentRecord& rec) -> StatusOr<LeaseChange> {
-        bool live = !rec.lease_holder.empty() && rec.lease_expires_at_ms > now_ms;
-        if (live && rec.lease_holder != holder) {
-          return FailedPreconditionError(
-              LeaseHeldMessage(rec.lease_holder, rec.lease_epoch, rec.lease_expires_at_ms));
-        }
-        Lease next{holder, rec.lease_epoch, now_ms + ttl_ms};
-        if (rec.lease_holder != holder) next.epoch += 1;
-        return LeaseChange{true, next};
+        Lease current{rec.lease_holder, rec.lease_epoch, rec.lease_expires_at_ms};
+        return DecideAcquire(current, holder, ttl_ms, now_ms, is_dead);
       }));
   return granted.lease;
 }

@@ -123,6 +123,30 @@ TEST_F(FirestoreHedgeTest, AConflictOnBothTwinsIsReturned) {
   EXPECT_EQ(StoredX("d"), 1);
 }
 
+// Both the first copy and its hedge are slow: a third copy answers.
+TEST_F(FirestoreHedgeTest, TwoSlowCopiesGetASecondHedge) {
+  auto http = Http(50);
+  ASSERT_TRUE(Script({"delay", "delay"}, 5000).ok());
+  CallInfo info;
+  auto done = http->Call("GET", "/v1/" + Docs() + "/c/none", nullptr, &info, Hedge::kYes);
+  EXPECT_EQ(done.status().code(), StatusCode::kNotFound) << done.status().ToString();
+  EXPECT_EQ(info.attempts, 3);
+  EXPECT_EQ(info.hedges, 2);
+}
+
+// The first copy is slow and its hedge is refused with a 503: a replacement goes out after the
+// backoff instead of waiting for the slow one.
+TEST_F(FirestoreHedgeTest, AFailedHedgeIsReplacedWhileTheSlowCopyIsOut) {
+  auto http = Http(50);
+  ASSERT_TRUE(Create(http.get(), "d", 3, nullptr).ok());
+  ASSERT_TRUE(Script({"delay", "error"}, 5000).ok());
+  CallInfo info;
+  auto got = http->Call("GET", "/v1/" + Docs() + "/c/d", nullptr, &info, Hedge::kYes);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(info.attempts, 3);
+  EXPECT_EQ(info.winner, 3);
+}
+
 TEST_F(FirestoreHedgeTest, ErrorsAndDroppedRepliesAreRetried) {
   auto http = Http(50);
   ASSERT_TRUE(Script({"error", "drop"}, 0).ok());
@@ -135,11 +159,11 @@ TEST_F(FirestoreHedgeTest, ErrorsAndDroppedRepliesAreRetried) {
 
 TEST_F(FirestoreHedgeTest, TheDeadlineBoundsACallWhoseRequestsAllHang) {
   auto http = Http(50, /*deadline_ms=*/400);
-  ASSERT_TRUE(Script({"delay", "delay"}, 3000).ok());
+  ASSERT_TRUE(Script({"delay", "delay", "delay"}, 3000).ok());
   CallInfo info;
   auto done = http->Call("GET", "/v1/" + Docs() + "/c/none", nullptr, &info, Hedge::kYes);
   EXPECT_EQ(done.status().code(), StatusCode::kDeadlineExceeded) << done.status().ToString();
-  EXPECT_EQ(info.attempts, 2);
+  EXPECT_EQ(info.attempts, 3);  // the first and two hedges
   EXPECT_TRUE(info.maybe_applied_earlier);
 }
 
