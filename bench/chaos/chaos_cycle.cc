@@ -18,6 +18,14 @@ void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)
 void AddNote(CycleRow* row, const std::string& note) {
   row->note += (row->note.empty() ? "" : "; ") + note;
 }
+// The phase timings of a checkpoint.restored payload.
+json RestorePhases(const json& restored) {
+  json phases = json::object();
+  for (const char* k : {"loadMs", "replayMs", "workspaceMs", "promptMs", "resumeMs"}) {
+    if (restored.contains(k)) phases[k] = restored[k];
+  }
+  return phases;
+}
 }  // namespace
 
 std::string ChaosRun::PreShutdownFromLog(const std::string& log_path) {
@@ -64,6 +72,7 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
       row->restored_seq = e.data.value("sequenceNumber", int64_t{-1});
       row->restored_id = e.data["checkpointId"].is_string() ? e.data["checkpointId"] : "";
       row->restore_total_ms = e.data.value("totalMs", -1.0);
+      row->restore_phases_ms = RestorePhases(e.data);
       row->replay_handled = e.data.value("handled", 0);
       row->replay_pending = e.data.value("pending", 0);
     }
@@ -96,6 +105,7 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
             row->recovery_ms = e.t - ta;
             window_end = e.t;
             row->restore_total_ms = e.data.value("totalMs", -1.0);
+            row->restore_phases_ms = RestorePhases(e.data);
           } else {
             AddNote(row, "agent's POST /v1/restore published no checkpoint.restored");
           }

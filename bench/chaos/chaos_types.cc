@@ -17,6 +17,7 @@ nlohmann::json CycleRow::ToJson() const {
           {"confirmedLost", confirmed_lost},
           {"recoveryMs", recovery_ms},
           {"restoreTotalMs", restore_total_ms},
+          {"restorePhasesMs", restore_phases_ms},
           {"agentResumeMs", agent_resume_ms},
           {"stepsLost", steps_lost},
           {"workLostMs", work_lost_ms},

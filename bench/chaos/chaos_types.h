@@ -41,6 +41,7 @@ struct CycleRow {
   int confirmed_lost = 0;        // confirmed checkpoints newer than the one restored
   double recovery_ms = -1;       // restart -> checkpoint.restored (sidecar restarts, POST restores)
   double restore_total_ms = -1;  // the restore's own totalMs
+  nlohmann::json restore_phases_ms = nlohmann::json::object();  // its loadMs, replayMs, ...
   double agent_resume_ms = -1;   // agent restart -> agent working from the restored state
   int64_t steps_lost = 0;        // steps the agent finished after the restored checkpoint
   double work_lost_ms = 0;       // time between the restored step and the last finished step
