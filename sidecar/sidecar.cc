@@ -244,15 +244,15 @@ void Sidecar::Activate(const Lease& lease) {
   // the result), when the store holds any checkpoint of the agent (even if none verifies:
   // the restore then loads again and reports what it skipped).
   if (config_.restore_on_start) {
-    StatusOr<nlohmann::json> result = NotFoundError("no checkpoint");
+    auto report = [](const StatusOr<nlohmann::json>& result) {
+      if (!result.ok())
+        LogError("restore at start failed", {{"reason", result.status().ToString()}});
+    };
     if (latest.ok()) {
       PreloadedLatest preloaded{std::move(latest).value(), load_ms};
-      result = restore_->Run(&preloaded);
+      report(restore_->Run(&preloaded));
     } else if (auto any = store_->List(config_.agent_id, 1); any.ok() && !any->empty()) {
-      result = restore_->Run();
-    }
-    if (!result.ok() && result.status().code() != StatusCode::kNotFound) {
-      LogError("restore at start failed", {{"reason", result.status().ToString()}});
+      report(restore_->Run());
     }
   }
 #endif

@@ -102,8 +102,17 @@ bool IsRetryableHttpStatus(int http_status, const std::string& body) {
 
 namespace {
 
-// Sends `request` and reads the whole reply; the one place where cpprestsdk's exceptions become
-// a Status. `what` names the request in error messages ("Firestore request /v1/...").
+// The one place where a cpprestsdk exception becomes a Status: kDeadlineExceeded for a timeout,
+// kUnavailable otherwise. `what` names the request ("Firestore request /v1/...").
+Status StatusFromHttpException(const std::exception& e, const std::string& what) {
+  const auto* http = dynamic_cast<const web::http::http_exception*>(&e);
+  if (http != nullptr && http->error_code() == std::errc::timed_out) {
+    return DeadlineExceededError(what + " timed out");
+  }
+  return UnavailableError(what + " failed: " + e.what());
+}
+
+// Sends `request` and reads the whole reply.
 StatusOr<HttpReply> Exchange(http_client& client, web::http::http_request& request,
                              const std::string& what) {
   try {
@@ -112,11 +121,8 @@ StatusOr<HttpReply> Exchange(http_client& client, web::http::http_request& reque
     reply.status = response.status_code();
     reply.body = response.extract_utf8string(/*ignore_content_type=*/true).get();
     return reply;
-  } catch (const web::http::http_exception& e) {
-    if (e.error_code() == std::errc::timed_out) return DeadlineExceededError(what + " timed out");
-    return UnavailableError(what + " failed: " + e.what());
   } catch (const std::exception& e) {
-    return UnavailableError(what + " failed: " + e.what());
+    return StatusFromHttpException(e, what);
   }
 }
 
@@ -206,18 +212,12 @@ void FirestoreHttp::SendAsync(const std::string& method, const std::string& path
         .then([race, attempt, what](pplx::task<HttpReply> done) {
           try {
             race->Post(attempt, done.get());
-          } catch (const web::http::http_exception& e) {
-            if (e.error_code() == std::errc::timed_out) {
-              race->Post(attempt, DeadlineExceededError(what + " timed out"));
-            } else {
-              race->Post(attempt, UnavailableError(what + " failed: " + e.what()));
-            }
           } catch (const std::exception& e) {
-            race->Post(attempt, UnavailableError(what + " failed: " + e.what()));
+            race->Post(attempt, StatusFromHttpException(e, what));
           }
         });
   } catch (const std::exception& e) {
-    race->Post(attempt, UnavailableError(what + " failed: " + e.what()));
+    race->Post(attempt, StatusFromHttpException(e, what));
   }
 }
 

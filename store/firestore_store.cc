@@ -100,6 +100,19 @@ std::string FirestoreStore::AgentName(const std::string& agent_id) const {
   return DocumentsPath() + "/agents/" + agent_id;
 }
 
+json FirestoreStore::AgentPrecondition(const AgentState& agent) {
+  return agent.exists ? json{{"updateTime", agent.update_time}} : json{{"exists", false}};
+}
+
+std::string FirestoreStore::WrittenUpdateTime(const json& reply, size_t index) {
+  const json& results = reply["writeResults"];
+  if (!results.is_array() || results.size() <= index) return "";
+  const json& r = results[index];
+  return r.contains("updateTime") && r["updateTime"].is_string()
+             ? r["updateTime"].get<std::string>()
+             : "";
+}
+
 StatusOr<json> FirestoreStore::Commit(const json& writes, CallInfo* info) {
   json body = {{"writes", writes}};
   return http_->Call("POST", ApiPath(DocumentsPath() + ":commit"), &body, info, Hedge::kYes);
@@ -183,8 +196,7 @@ StatusOr<PutResult> FirestoreStore::PutLocked(const SealedCheckpoint& sealed, co
                             {"lastSequence", IntegerValue(cp.sequence_number)},
                             {"updatedAt", TimestampValue(options_.env->NowUnixMillis())}}}}},
                         {"updateMask", {{"fieldPaths", {"agentId", "lastSequence", "updatedAt"}}}}};
-    agent_write["currentDocument"] =
-        agent.exists ? json{{"updateTime", agent.update_time}} : json{{"exists", false}};
+    agent_write["currentDocument"] = AgentPrecondition(agent);
     writes.push_back(std::move(agent_write));
     for (const auto& [seq, id] : doomed) {
       writes.push_back({{"delete", SnapshotName(cp.agent_id, id)}});
@@ -193,15 +205,11 @@ StatusOr<PutResult> FirestoreStore::PutLocked(const SealedCheckpoint& sealed, co
     CallInfo info;
     StatusOr<json> reply = Commit(writes, &info);
     if (reply.ok()) {
-      const json& results = (*reply)["writeResults"];
       AgentState& cached = agent_cache_[cp.agent_id];
       cached.exists = true;
       cached.last_sequence = cp.sequence_number;
-      if (results.is_array() && results.size() >= 2 && results[1].contains("updateTime")) {
-        cached.update_time = results[1]["updateTime"].get<std::string>();
-      } else {
-        agent_cache_.erase(cp.agent_id);
-      }
+      cached.update_time = WrittenUpdateTime(*reply, 1);
+      if (cached.update_time.empty()) agent_cache_.erase(cp.agent_id);
       for (const auto& d : doomed) after.erase(d.first);
       listing_cache_[cp.agent_id] = std::move(after);
       return PutResult{static_cast<int>(doomed.size())};
@@ -358,17 +366,15 @@ Status FirestoreStore::SetAgentStatus(const std::string& agent_id, const std::st
                       {"status", StringValue(status)},
                       {"updatedAt", TimestampValue(now_ms)}}}}},
                   {"updateMask", {{"fieldPaths", {"agentId", "status", "updatedAt"}}}}};
-    write["currentDocument"] =
-        agent.exists ? json{{"updateTime", agent.update_time}} : json{{"exists", false}};
+    write["currentDocument"] = AgentPrecondition(agent);
     StatusOr<json> reply = Commit(json::array({write}));
     if (reply.ok()) {
-      const json& results = (*reply)["writeResults"];
-      if (results.is_array() && !results.empty() && results[0].contains("updateTime")) {
-        agent.exists = true;
-        agent.update_time = results[0]["updateTime"].get<std::string>();
-        agent_cache_[agent_id] = agent;
-      } else {
+      agent.exists = true;
+      agent.update_time = WrittenUpdateTime(*reply, 0);
+      if (agent.update_time.empty()) {
         agent_cache_.erase(agent_id);
+      } else {
+        agent_cache_[agent_id] = agent;
       }
       return OkStatus();
     }

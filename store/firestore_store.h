@@ -126,6 +126,11 @@ class FirestoreStore final : public CheckpointStore {
   // GET of one document; nullopt if it does not exist.
   StatusOr<std::optional<nlohmann::json>> GetDocument(const std::string& name);
   StatusOr<AgentState> ReadAgent(const std::string& agent_id);
+  // The currentDocument precondition of a write of the agent record as `agent` saw it: its
+  // updateTime, or exists=false when it had none.
+  static nlohmann::json AgentPrecondition(const AgentState& agent);
+  // The updateTime of write `index` in a :commit reply; empty when the reply has none.
+  static std::string WrittenUpdateTime(const nlohmann::json& reply, size_t index);
   StatusOr<Listing> ReadListing(const std::string& agent_id);
   // Decodes and verifies a snapshot document and checks it sits at its own path.
   StatusOr<Checkpoint> DecodeSnapshot(const nlohmann::json& doc, const std::string& agent_id);

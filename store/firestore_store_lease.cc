@@ -53,8 +53,7 @@ StatusOr<LeaseChange> FirestoreStore::ChangeLease(const std::string& agent_id, i
                   {"updateMask",
                    {{"fieldPaths",
                      {"agentId", "leaseHolder", "leaseEpoch", "leaseExpiresAtMs", "updatedAt"}}}}};
-    write["currentDocument"] =
-        base.exists ? json{{"updateTime", base.update_time}} : json{{"exists", false}};
+    write["currentDocument"] = AgentPrecondition(base);
     CallInfo info;
     json body = {{"writes", json::array({write})}};
     StatusOr<json> reply =
@@ -65,12 +64,11 @@ StatusOr<LeaseChange> FirestoreStore::ChangeLease(const std::string& agent_id, i
       updated.lease_holder = lease.holder;
       updated.lease_epoch = lease.epoch;
       updated.lease_expires_at_ms = lease.expires_at_ms;
-      const json& results = (*reply)["writeResults"];
-      if (results.is_array() && !results.empty() && results[0].contains("updateTime")) {
-        updated.update_time = results[0]["updateTime"].get<std::string>();
-        agent_cache_[agent_id] = updated;
-      } else {
+      updated.update_time = WrittenUpdateTime(*reply, 0);
+      if (updated.update_time.empty()) {
         agent_cache_.erase(agent_id);
+      } else {
+        agent_cache_[agent_id] = updated;
       }
       return next;
     }
