@@ -16,7 +16,7 @@ using web::http::http_request;
 using web::http::http_response;
 using web::http::experimental::listener::http_listener;
 
-struct HttpServer::Drain {
+struct HttpServer::InFlight {
   std::mutex mu;
   std::condition_variable cv;
   int in_progress = 0;  // requests taken and not yet replied to (reply sent or failed)
@@ -40,7 +40,8 @@ struct HttpServer::Drain {
 namespace {
 
 // Sends `r`; `drain` is left when the reply has been written (or has failed).
-void Reply(http_request& request, const ApiResponse& r, std::shared_ptr<HttpServer::Drain> drain) {
+void Reply(http_request& request, const ApiResponse& r,
+           std::shared_ptr<HttpServer::InFlight> drain) {
   http_response response(static_cast<web::http::status_code>(r.status));
   for (const auto& [name, value] : r.headers) response.headers().add(name, value);
   response.set_body(r.body, r.content_type);
@@ -70,7 +71,7 @@ HttpServer::HttpServer(std::string host, int port, int64_t body_max_bytes, ApiRo
       port_(port),
       body_max_bytes_(body_max_bytes),
       router_(router),
-      drain_(std::make_shared<Drain>()) {}
+      in_flight_(std::make_shared<InFlight>()) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -78,7 +79,7 @@ Status HttpServer::Start() {
   std::string uri = "http://" + host_ + ":" + std::to_string(port_) + "/";
   try {
     listener_ = std::make_unique<http_listener>(uri);
-    listener_->support([this, drain = drain_](http_request request) {
+    listener_->support([this, drain = in_flight_](http_request request) {
       if (!drain->Enter()) {
         Reply(request, ApiRouter::Error(503, "UNAVAILABLE", "the sidecar is shutting down"), drain);
         return;
@@ -122,17 +123,20 @@ Status HttpServer::Start() {
   return OkStatus();
 }
 
+void HttpServer::Drain() {
+  if (!listener_) return;
+  std::unique_lock<std::mutex> lock(in_flight_->mu);
+  in_flight_->closing = true;
+  if (!in_flight_->cv.wait_for(lock, std::chrono::seconds(2),
+                               [this] { return in_flight_->in_progress == 0; })) {
+    LogWarn("http replies still in progress after the drain",
+            {{"inProgress", in_flight_->in_progress}});
+  }
+}
+
 void HttpServer::Stop() {
   if (!listener_ || closed_) return;
-  {
-    std::unique_lock<std::mutex> lock(drain_->mu);
-    drain_->closing = true;
-    if (!drain_->cv.wait_for(lock, std::chrono::seconds(2),
-                             [this] { return drain_->in_progress == 0; })) {
-      LogWarn("http listener closed with replies still in progress",
-              {{"inProgress", drain_->in_progress}});
-    }
-  }
+  Drain();
   try {
     listener_->close().wait();
   } catch (const std::exception& e) {

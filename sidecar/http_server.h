@@ -25,19 +25,23 @@ class HttpServer {
 
   // Starts listening. kUnavailable if the address cannot be bound (e.g. in use).
   Status Start();
-  // Stops listening (idempotent). First drains: requests arriving from now on are answered 503
-  // UNAVAILABLE at once, and it waits (at most 2 s) until every reply in progress has been sent,
-  // because cpprestsdk's listener must not be closed under a reply it is still writing.
+  // Stops serving without closing the listener: requests arriving from now on are answered 503
+  // UNAVAILABLE at once, and it waits (at most 2 s) until every reply in progress has been sent.
+  // For a process about to exit: cpprestsdk's asio listener can crash in close() while clients
+  // keep their connections busy (seen under load), and an exiting process need not close it.
+  void Drain();
+  // Drain(), then closes the listener (idempotent). The listener object is kept until the server
+  // is destroyed.
   void Stop();
 
-  struct Drain;  // requests in progress and the closing flag, shared with their replies
+  struct InFlight;  // requests in progress and the closing flag, shared with their replies
 
  private:
   std::string host_;
   int port_;
   int64_t body_max_bytes_;
   ApiRouter* router_;
-  std::shared_ptr<Drain> drain_;
+  std::shared_ptr<InFlight> in_flight_;
   // Kept after close until the server is destroyed: connections cpprestsdk is still winding down
   // may refer to it.
   std::unique_ptr<web::http::experimental::listener::http_listener> listener_;

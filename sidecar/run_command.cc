@@ -87,7 +87,10 @@ int RunSidecarMain(const std::map<std::string, std::string>& flags) {
       LogInfo("shutdown requested", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
       StartShutdownWatchdog();
       Status stopped = (*sidecar)->Shutdown();
-      code = stopped.ok() ? 0 : 1;
+      // Everything durable is written and NATS is flushed and closed: leave now, without
+      // tearing down the HTTP listener under clients that may still be connected.
+      std::fflush(stdout);
+      ::_exit(stopped.ok() ? 0 : 1);
     }
     nats_CloseAndWait(1000);
   }

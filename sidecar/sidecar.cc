@@ -387,7 +387,7 @@ Status Sidecar::Shutdown() {
     LogWarn("nats flush at shutdown failed; buffered events are lost",
             {{"reason", flushed.ToString()}, {"bufferedBytes", nats_->BufferedBytes()}});
   }
-  http_->Stop();
+  http_->Drain();  // not closed: the process exits next (see HttpServer::Drain)
   nats_->Close();
   LogInfo("sidecar stopped",
           {{"checkpointed", written.ok()},

@@ -44,8 +44,9 @@ class Sidecar {
 
   // Stops the periodic trigger and the create-request intake, writes the pre_shutdown
   // checkpoint, releases the writer lease (so a standby sidecar takes over at once), flushes
-  // NATS (bounded), stops the HTTP API and closes NATS. Returns the checkpoint's status (on
-  // standby or with the lease lost, nothing is written). Call once.
+  // NATS (bounded), stops serving HTTP (503 from then on; the listener is closed by Stop() or the
+  // destructor, or not at all by a process that exits next) and closes NATS. Returns the
+  // checkpoint's status (on standby or with the lease lost, nothing is written). Call once.
   Status Shutdown();
 
   // Stops the periodic trigger and the HTTP API and closes NATS, without a checkpoint (for a
