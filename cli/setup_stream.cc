@@ -7,6 +7,7 @@
 #include <set>
 #include <string_view>
 
+#include "common/ssl_call_lock.h"
 #include "common/status_macros.h"
 
 namespace agentckpt {
@@ -233,6 +234,8 @@ StatusOr<NatsConnectionPtr> ConnectNats(const NatsClientOptions& o,
                                              o.tls_key_file.c_str())) != NATS_OK) {
     return bad("NATS_TLS_CERT", s);
   }
+  // nats.c reads and writes one OpenSSL connection from two threads (common/ssl_call_lock.h).
+  (void)SslCallsAreSerialized();
   natsConnection* nc = nullptr;
   s = natsConnection_Connect(&nc, opts.get());
   if (s == NATS_CONNECTION_AUTH_FAILED) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/ssl_call_lock.h"
 #include "sidecar/json_log.h"
 
 namespace agentckpt {
@@ -28,6 +29,10 @@ NatsLink::~NatsLink() { Close(); }
 
 StatusOr<std::unique_ptr<NatsLink>> NatsLink::Connect(const NatsLinkOptions& o, Metrics* metrics) {
   std::unique_ptr<NatsLink> link(new NatsLink(metrics, o.request_timeout_ms));
+  // nats.c reads and writes one OpenSSL connection from two threads (common/ssl_call_lock.h).
+  if (!SslCallsAreSerialized()) {
+    LogWarn("OpenSSL reads and writes are not serialised in this binary; NATS over TLS may race");
+  }
   natsOptions* raw = nullptr;
   if (natsOptions_Create(&raw) != NATS_OK) return InternalError("natsOptions_Create failed");
   std::unique_ptr<natsOptions, OptionsDeleter> opts(raw);

@@ -66,7 +66,7 @@ TEST_F(CliCreateTest, CreateReturnsTheCreatedCheckpointWhichIsInTheStore) {
   EXPECT_NE(human.out.find("sequence  3"), std::string::npos) << human.out;
   EXPECT_NE(human.out.find(" KB\n"), std::string::npos) << human.out;
   EXPECT_NE(human.out.find(" ms\n"), std::string::npos) << human.out;
-  EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
+  EXPECT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
 }
 
 TEST_F(CliCreateTest, NoSidecarExits3) {
@@ -118,7 +118,7 @@ TEST_F(CliCreateTest, AFailedCheckpointExits1WithTheReason) {
   EXPECT_EQ(ListCheckpoints().size(), 1u);
   // The store is free again: the next request succeeds.
   EXPECT_EQ(RunCli(Args({})).exit_code, 0);
-  EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
+  EXPECT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ TEST_F(SidecarEncryptionTest, WritesEncryptedReadsDecryptedAndRotates) {
     ASSERT_EQ(got.status, 200) << got.body;
     EXPECT_NE(got.body.find(kSecretMarker), std::string::npos);
     EXPECT_EQ(json::parse(got.body)["schemaVersion"], 1);
-    ASSERT_EQ(sidecar->Signal(SIGTERM), 0);
+    ASSERT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
   }
   EXPECT_EQ(StoreBytes().find(kSecretMarker), std::string::npos);
   auto stored = OpenTestStore()->GetById(kProcAgent, first_id);
@@ -73,7 +73,7 @@ TEST_F(SidecarEncryptionTest, WritesEncryptedReadsDecryptedAndRotates) {
     EXPECT_NE(context.body.find(kSecretMarker), std::string::npos) << context.body;
     std::string second_id = CreateCheckpoint();
     EXPECT_EQ(HttpCall(port_, "GET", "/v1/checkpoints/" + first_id).status, 200);
-    ASSERT_EQ(sidecar->Signal(SIGTERM), 0);
+    ASSERT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
     auto second = OpenTestStore()->GetById(kProcAgent, second_id);
     ASSERT_TRUE(second.ok()) << second.status().ToString();
     EXPECT_EQ(second->encrypted_context_summary->key_id, KeyFromSeed('b').id);
@@ -86,7 +86,7 @@ TEST_F(SidecarEncryptionTest, MissingOrUnreadableKeyIsExitCode2) {
     auto sidecar = StartSidecar({{"CKPT_ENCRYPTION_KEY_FILE", KeyFile('a')}});
     ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", ContextWithMarker()).status, 200);
     CreateCheckpoint();
-    ASSERT_EQ(sidecar->Signal(SIGTERM), 0);
+    ASSERT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
   }
   // No key while the store holds encrypted checkpoints: refused, never a plaintext fallback.
   SidecarProcess no_key(SidecarEnv(), dir_.path());

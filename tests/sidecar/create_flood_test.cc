@@ -88,7 +88,7 @@ TEST_F(CreateFloodTest, ThousandRequestsCoalesceAndAreAllAnswered) {
 
   natsSubscription_Destroy(sub);
   natsConnection_Destroy(nc);
-  EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
+  EXPECT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
 }
 
 }  // namespace

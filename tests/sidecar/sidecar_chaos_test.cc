@@ -117,7 +117,7 @@ TEST_F(SidecarChaosTest, NatsKilledAndRestartedMidRun) {
   EXPECT_NE(metrics.find("agentckpt_nats_connected 1"), std::string::npos);
   EXPECT_NE(metrics.find("agentckpt_nats_reconnects_total 1"), std::string::npos) << metrics;
   EXPECT_EQ(metrics.find("agentckpt_nats_events_dropped_total{"), std::string::npos) << metrics;
-  EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
+  EXPECT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
 }
 
 }  // namespace

@@ -128,7 +128,7 @@ void SidecarLeaseTest::RunSecondStandsByAndTakesOverPromptlyAfterSigterm() {
   auto agent = Store()->GetAgent(kProcAgent);
   ASSERT_TRUE(agent.ok());
   EXPECT_EQ(agent->lease_epoch, 2);
-  EXPECT_EQ(second->Signal(SIGTERM), 0);
+  EXPECT_EQ(second->Signal(SIGTERM), 0) << second->Stderr();
 }
 
 void SidecarLeaseTest::RunSecondTakesOverAfterExpiryWhenTheFirstIsKilled() {
@@ -147,7 +147,7 @@ void SidecarLeaseTest::RunSecondTakesOverAfterExpiryWhenTheFirstIsKilled() {
   ASSERT_TRUE(agent.ok());
   EXPECT_EQ(agent->lease_epoch, 2);
   EXPECT_EQ(agent->lease_holder.rfind("pod-b/", 0), 0u) << agent->lease_holder;
-  EXPECT_EQ(second->Signal(SIGTERM), 0);
+  EXPECT_EQ(second->Signal(SIGTERM), 0) << second->Stderr();
 }
 
 void SidecarLeaseTest::RunRestartedSidecarTakesOverAtOnceFromItsDeadPredecessor() {
@@ -166,7 +166,7 @@ void SidecarLeaseTest::RunRestartedSidecarTakesOverAtOnceFromItsDeadPredecessor(
   auto agent = Store()->GetAgent(kProcAgent);
   ASSERT_TRUE(agent.ok());
   EXPECT_EQ(agent->lease_epoch, 2);  // the dead holder is fenced all the same
-  EXPECT_EQ(restarted->Signal(SIGTERM), 0);
+  EXPECT_EQ(restarted->Signal(SIGTERM), 0) << restarted->Stderr();
 }
 
 void SidecarLeaseTest::RunTwoStartedAtOnceExactlyOneWrites() {
@@ -180,10 +180,10 @@ void SidecarLeaseTest::RunTwoStartedAtOnceExactlyOneWrites() {
     std::filesystem::create_directories(dir_b);
     int port_a = PickFreePort();
     int port_b = PickFreePort();
-    auto env_a = SidecarEnv(StoreEnv({{"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port_a)},
-                                      {"POD_NAME", "pod-a"}}));
-    auto env_b = SidecarEnv(StoreEnv({{"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port_b)},
-                                      {"POD_NAME", "pod-b"}}));
+    auto env_a = SidecarEnv(StoreEnv(
+        {{"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port_a)}, {"POD_NAME", "pod-a"}}));
+    auto env_b = SidecarEnv(StoreEnv(
+        {{"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port_b)}, {"POD_NAME", "pod-b"}}));
     auto a = std::make_unique<SidecarProcess>(env_a, dir_a);
     auto b = std::make_unique<SidecarProcess>(env_b, dir_b);
     ASSERT_TRUE(a->WaitHealthy(port_a)) << a->Stderr();
@@ -260,7 +260,7 @@ void SidecarLeaseTest::RunResurrectedOldWriterIsFencedAndStopsWriting() {
   // Its shutdown writes nothing either.
   EXPECT_EQ(first->Signal(SIGTERM), 0) << first->Stderr();
   ExpectContiguous(3);
-  EXPECT_EQ(second->Signal(SIGTERM), 0);
+  EXPECT_EQ(second->Signal(SIGTERM), 0) << second->Stderr();
   ExpectContiguous(4);
 }
 
@@ -288,7 +288,9 @@ TEST_F(SidecarLeaseTest, RestartedSidecarTakesOverAtOnceFromItsDeadPredecessor) 
 TEST_F(SidecarLeaseFirestoreTest, RestartedSidecarTakesOverAtOnceFromItsDeadPredecessor) {
   RunRestartedSidecarTakesOverAtOnceFromItsDeadPredecessor();
 }
-TEST_F(SidecarLeaseTest, TwoStartedAtOnceExactlyOneWrites) { RunTwoStartedAtOnceExactlyOneWrites(); }
+TEST_F(SidecarLeaseTest, TwoStartedAtOnceExactlyOneWrites) {
+  RunTwoStartedAtOnceExactlyOneWrites();
+}
 TEST_F(SidecarLeaseFirestoreTest, TwoStartedAtOnceExactlyOneWrites) {
   RunTwoStartedAtOnceExactlyOneWrites();
 }

@@ -10,9 +10,10 @@
 #include <fstream>
 #include <thread>
 
+#include "common/ssl_call_lock.h"
 #include "sidecar/nkey.h"
-#include "tests/sidecar/nats_jwt.h"
 #include "tests/sidecar/nats_client_checks.h"
+#include "tests/sidecar/nats_jwt.h"
 #include "tests/sidecar/sidecar_test_env.h"
 #include "tests/support/test_pki.h"
 
@@ -74,13 +75,15 @@ class SidecarNatsCredsTest : public SidecarEnvTest {
       natsOptions_LoadCATrustedCertificates(opts, pki_.ca_cert.c_str());
       natsOptions_LoadCertificatesChain(opts, pki_.client_cert.c_str(), pki_.client_key.c_str());
     }
+    // The test's own client shares nats.c's TLS threading with the sidecar: it must go through
+    // the serialising OpenSSL entry points too (common/ssl_call_lock.h).
+    EXPECT_TRUE(SslCallsAreSerialized());
     natsConnection* nc = nullptr;
     natsStatus s = natsConnection_Connect(&nc, opts);
     natsOptions_Destroy(opts);
     EXPECT_EQ(s, NATS_OK) << natsStatus_GetText(s) << " " << nats_GetLastError(nullptr);
     return nc;
   }
-
 
   // Runs the sidecar with `env`, which must stop it at start: exit code 2, and both the error
   // on stderr and the log mention `named` (and `also`, when given).
@@ -112,7 +115,7 @@ TEST_F(SidecarNatsCredsTest, CredsFileAuthenticates) {
   auto sidecar = StartSidecar(CredsEnv({}));
   ASSERT_TRUE(WaitSidecarReady(port_)) << sidecar->Stdout();
   ExpectSidecarWritesAndPublishes(port_, nc);
-  EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
+  EXPECT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
   EXPECT_EQ(ListCheckpoints().size(), 3u);  // manual, NATS request, pre_shutdown
   natsConnection_Destroy(nc);
 }
@@ -124,7 +127,7 @@ TEST_F(SidecarNatsCredsTest, CredsFileOverMutualTls) {
   auto sidecar = StartSidecar(CredsEnv({}));
   ASSERT_TRUE(WaitSidecarReady(port_)) << sidecar->Stdout();
   ExpectSidecarWritesAndPublishes(port_, nc);
-  EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
+  EXPECT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
   natsConnection_Destroy(nc);
 }
 

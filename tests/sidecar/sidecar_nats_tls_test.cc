@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/ssl_call_lock.h"
 #include "sidecar/nkey.h"
 #include "tests/sidecar/nats_client_checks.h"
 #include "tests/sidecar/sidecar_test_env.h"
@@ -60,13 +61,15 @@ class SidecarNatsTlsTest : public SidecarEnvTest {
     natsOptions_LoadCATrustedCertificates(opts, pki_.ca_cert.c_str());
     natsOptions_LoadCertificatesChain(opts, pki_.client_cert.c_str(), pki_.client_key.c_str());
     natsOptions_SetUserInfo(opts, "agent", "tls-s3cret");
+    // The test's own client shares nats.c's TLS threading with the sidecar: it must go through
+    // the serialising OpenSSL entry points too (common/ssl_call_lock.h).
+    EXPECT_TRUE(SslCallsAreSerialized());
     natsConnection* nc = nullptr;
     natsStatus s = natsConnection_Connect(&nc, opts);
     natsOptions_Destroy(opts);
     EXPECT_EQ(s, NATS_OK) << natsStatus_GetText(s);
     return nc;
   }
-
 
   TempDir pki_dir_;
   TestPki pki_;
@@ -80,7 +83,7 @@ TEST_F(SidecarNatsTlsTest, UserAndPasswordOverMutualTls) {
   auto sidecar = StartSidecar(TlsEnv({{"NATS_USER", "agent"}, {"NATS_PASSWORD", "tls-s3cret"}}));
   ASSERT_TRUE(WaitSidecarReady(port_)) << sidecar->Stdout();
   ExpectSidecarWritesAndPublishes(port_, nc);
-  EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
+  EXPECT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
   EXPECT_EQ(ListCheckpoints().size(), 3u);  // manual, NATS request, pre_shutdown
   natsConnection_Destroy(nc);
 }
@@ -91,7 +94,7 @@ TEST_F(SidecarNatsTlsTest, NKeyUserOverMutualTls) {
   auto sidecar = StartSidecar(TlsEnv({{"NATS_NKEY_SEED", pki_dir_.File("agent.nk")}}));
   ASSERT_TRUE(WaitSidecarReady(port_)) << sidecar->Stdout();
   ExpectSidecarWritesAndPublishes(port_, nc);
-  EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
+  EXPECT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
   natsConnection_Destroy(nc);
 }
 

@@ -259,7 +259,7 @@ TEST_F(SidecarProcessTest, RestoreRunsAtStartAndOnRequest) {
     ASSERT_EQ(
         HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
         200);
-    ASSERT_EQ(first->Signal(SIGTERM), 0);
+    ASSERT_EQ(first->Signal(SIGTERM), 0) << first->Stderr();
   }
   const std::string latest = ListCheckpoints().front().checkpoint_id;
   while (NextEvent(200).is_object()) {
@@ -325,7 +325,7 @@ TEST_F(SidecarProcessTest, NatsUserAndPasswordAreUsed) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(HttpCall(port_, "GET", "/readyz").status, 200);
-  EXPECT_EQ(good->Signal(SIGTERM), 0);
+  EXPECT_EQ(good->Signal(SIGTERM), 0) << good->Stderr();
   // Credentials the server refuses are a bad setting.
   SidecarProcess bad(SidecarEnv({{"NATS_URL", secured.url()},
                                  {"NATS_USER", "agent"},
@@ -346,7 +346,7 @@ TEST_F(SidecarProcessTest, NatsUserAndPasswordAreUsed) {
   EXPECT_EQ(ready.status, 503);
   EXPECT_EQ(Body(ready)["nats"], "disconnected");
   EXPECT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", R"({"trigger":"manual"})").status, 201);
-  EXPECT_EQ(offline->Signal(SIGTERM), 0);
+  EXPECT_EQ(offline->Signal(SIGTERM), 0) << offline->Stderr();
 }
 
 TEST_F(SidecarProcessTest, NatsNKeySeedAloneAuthenticates) {
@@ -370,7 +370,7 @@ TEST_F(SidecarProcessTest, NatsNKeySeedAloneAuthenticates) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(HttpCall(port_, "GET", "/readyz").status, 200);
-  EXPECT_EQ(good->Signal(SIGTERM), 0);
+  EXPECT_EQ(good->Signal(SIGTERM), 0) << good->Stderr();
   SidecarProcess bad(SidecarEnv({{"NATS_URL", secured.url()},
                                  {"NATS_NKEY_SEED", dir_.File("other.nk")},
                                  {"JS_STREAM", ""},

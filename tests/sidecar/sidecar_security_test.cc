@@ -124,7 +124,7 @@ TEST_F(SidecarSecurityTest, BearerTokenIsRequiredExceptForProbesAndMetrics) {
   EXPECT_EQ(RawHttp(port_, "POST", "/v1/checkpoints", Auth(kToken), "{}").status, 201);
   RawReply metrics = RawHttp(port_, "GET", "/metrics", "");
   EXPECT_NE(metrics.body.find("agentckpt_http_requests_total{code=\"401\"}"), std::string::npos);
-  EXPECT_EQ(sidecar->Signal(SIGTERM), 0);
+  EXPECT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
 }
 
 TEST_F(SidecarSecurityTest, BadTokenOrPatternFilesExitWithCode2) {
@@ -146,14 +146,14 @@ TEST_F(SidecarSecurityTest, NonLoopbackAddressWithoutTokenIsWarnedAbout) {
       SidecarEnv({{"CKPT_HTTP_ADDR", "0.0.0.0:" + std::to_string(port_)}}), dir_.path());
   ASSERT_TRUE(open->WaitHealthy(port_)) << open->Stderr();
   EXPECT_NE(open->Stdout().find("without a token"), std::string::npos) << open->Stdout();
-  EXPECT_EQ(open->Signal(SIGTERM), 0);
+  EXPECT_EQ(open->Signal(SIGTERM), 0) << open->Stderr();
   auto guarded = std::make_unique<SidecarProcess>(
       SidecarEnv({{"CKPT_HTTP_ADDR", "0.0.0.0:" + std::to_string(port_)},
                   {"CKPT_HTTP_TOKEN_FILE", WriteFile("token", kToken)}}),
       dir_.path());
   ASSERT_TRUE(guarded->WaitHealthy(port_)) << guarded->Stderr();
   EXPECT_EQ(guarded->Stdout().find("without a token"), std::string::npos) << guarded->Stdout();
-  EXPECT_EQ(guarded->Signal(SIGTERM), 0);
+  EXPECT_EQ(guarded->Signal(SIGTERM), 0) << guarded->Stderr();
 }
 
 // Secrets sent in the context, in a tool call and in a message on the agent's inbox never reach
@@ -211,7 +211,7 @@ TEST_F(SidecarSecurityTest, SecretsAreRedactedEverywhere) {
   json reply = Request(std::string("agent.") + kProcAgent + ".checkpoint.restore", "{}");
   ASSERT_TRUE(reply.is_object());
   HttpReply metrics = HttpCall(port_, "GET", "/metrics");
-  ASSERT_EQ(sidecar->Signal(SIGTERM), 0);
+  ASSERT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
 
   std::string prompt = json::parse(restored.body)["prompt"].get<std::string>();
   std::string stored = StoreBytes(dir_);
@@ -309,7 +309,7 @@ TEST_F(SidecarSecurityTest, RestoreEventsAndRestoreRepliesAreRedacted) {
   ASSERT_EQ(restored.status, 200) << restored.body;
   HttpReply last = HttpCall(port_, "GET", "/v1/restoration");
   ASSERT_EQ(last.status, 200) << last.body;
-  ASSERT_EQ(sidecar->Signal(SIGTERM), 0);
+  ASSERT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
 
   std::vector<json> events;
   std::string published;
@@ -356,7 +356,7 @@ TEST_F(SidecarSecurityTest, LogLinesAreRedacted) {
       StartSidecar({{"NATS_URL", "nats://agent:Pw-9f8e7d6c@127.0.0.1:" + std::to_string(dead)},
                     {"JS_STREAM", ""},
                     {"JS_CONSUMER", ""}});
-  ASSERT_EQ(sidecar->Signal(SIGTERM), 0);
+  ASSERT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
   std::string log = sidecar->Stdout();
   EXPECT_EQ(log.find("Pw-9f8e7d6c"), std::string::npos) << log;
   EXPECT_NE(log.find("nats://agent:[REDACTED:url_password]@127.0.0.1:"), std::string::npos) << log;
