@@ -1,6 +1,7 @@
 #include "tests/support/nats_server.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -62,11 +63,19 @@ NatsServerProcess::NatsServerProcess(std::string extra_args) : extra_args_(std::
   std::abort();
 }
 
-NatsServerProcess::~NatsServerProcess() { Kill(); }
-
-std::string NatsServerProcess::url() const {
-  return "nats://127.0.0.1:" + std::to_string(port_);
+NatsServerProcess::~NatsServerProcess() {
+  Kill();
+  // A failed test shows what the server said (auth and TLS errors are logged by default).
+  if (::testing::Test::HasFailure()) {
+    std::ifstream in(store_.path() + "/nats-server.log");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t keep = 4000;
+    std::fprintf(stderr, "--- nats-server log (port %d, last %zu bytes) ---\n%s\n---\n", port_,
+                 keep, text.substr(text.size() > keep ? text.size() - keep : 0).c_str());
+  }
 }
+
+std::string NatsServerProcess::url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
 
 bool NatsServerProcess::Start() {
   const std::string log = store_.path() + "/nats-server.log";
@@ -75,8 +84,8 @@ bool NatsServerProcess::Start() {
     std::ifstream in(log, std::ios::binary | std::ios::ate);
     if (in) log_offset = static_cast<size_t>(in.tellg());
   }
-  std::vector<std::string> args = {"nats-server", "-js",  "-a",  "127.0.0.1",
-                                   "-p",          std::to_string(port_), "-sd", store_.path()};
+  std::vector<std::string> args = {"nats-server",         "-js", "-a",         "127.0.0.1", "-p",
+                                   std::to_string(port_), "-sd", store_.path()};
   std::istringstream extra(extra_args_);
   for (std::string a; extra >> a;) args.push_back(a);
   pid_ = ::fork();
