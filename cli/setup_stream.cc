@@ -9,6 +9,7 @@
 
 #include "common/ssl_call_lock.h"
 #include "common/status_macros.h"
+#include "replay/nats_connect.h"
 
 namespace agentckpt {
 namespace {
@@ -236,8 +237,11 @@ StatusOr<NatsConnectionPtr> ConnectNats(const NatsClientOptions& o,
   }
   // nats.c reads and writes one OpenSSL connection from two threads (common/ssl_call_lock.h).
   (void)SslCallsAreSerialized();
+  // A client that signs the server's nonce tries again before it calls its credentials
+  // refused (replay/nats_connect.h: nats.c drops one signature in 256).
+  const bool signs_nonce = !o.creds_file.empty() || !o.nkey_seed_file.empty();
   natsConnection* nc = nullptr;
-  s = natsConnection_Connect(&nc, opts.get());
+  s = ConnectRetryingRefusedSignature(opts.get(), signs_nonce ? kSignedConnectAttempts : 1, &nc);
   if (s == NATS_CONNECTION_AUTH_FAILED) {
     return UnauthenticatedError("NATS refused the credentials: " + NatsDetail(s));
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/ssl_call_lock.h"
+#include "replay/nats_connect.h"
 #include "sidecar/json_log.h"
 
 namespace agentckpt {
@@ -88,9 +89,18 @@ StatusOr<std::unique_ptr<NatsLink>> NatsLink::Connect(const NatsLinkOptions& o, 
     return OptionError("NATS_TLS_CERT", s);
   }
   // One synchronous attempt first, so that credentials or TLS the server rejects are reported
-  // as bad settings; an unreachable server is retried in the background.
+  // as bad settings; an unreachable server is retried in the background. A client that signs
+  // the server's nonce makes up to kSignedConnectAttempts connections before it calls its
+  // credentials refused (replay/nats_connect.h: nats.c drops one signature in 256).
+  const bool signs_nonce = !o.creds_file.empty() || !o.nkey_seed_file.empty();
   natsConnection* nc = nullptr;
-  s = natsConnection_Connect(&nc, opts.get());
+  int connections = 0;
+  s = ConnectRetryingRefusedSignature(opts.get(), signs_nonce ? kSignedConnectAttempts : 1, &nc,
+                                      &connections);
+  if (connections > 1) {
+    LogInfo("nats refused a signed connection; connected again with a new nonce",
+            {{"connections", connections}, {"connected", s == NATS_OK}});
+  }
   if (s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED) {
     std::string setting = !o.user.empty()             ? "NATS_PASSWORD"
                           : !o.creds_file.empty()     ? "NATS_CREDS"
