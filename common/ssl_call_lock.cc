@@ -48,11 +48,12 @@ const LibSsl& Real() {
   return real;
 }
 
-// Recursive, in case libssl ever calls one of these entry points from inside another.
+// Recursive, in case libssl ever calls one of these entry points from inside another. Never
+// destroyed: a library thread may still read or write while the process exits.
 std::recursive_mutex& LockFor(const SSL* ssl) {
-  static std::array<std::recursive_mutex, 64> stripes;
+  static auto* stripes = new std::array<std::recursive_mutex, 64>;
   const auto addr = reinterpret_cast<std::uintptr_t>(ssl);
-  return stripes[((addr >> 4) * 0x9E3779B97F4A7C15ull) >> 58];
+  return (*stripes)[((addr >> 4) * 0x9E3779B97F4A7C15ull) >> 58];
 }
 
 // What SSL_get_error said for this thread's last failed read or write, taken under the lock.
