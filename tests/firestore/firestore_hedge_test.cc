@@ -41,6 +41,11 @@ class FirestoreHedgeTest : public EmulatorSuite {
     json body = CreateBody(id, value);
     return http->Call("POST", "/v1/" + Docs() + ":commit", &body, info, Hedge::kYes);
   }
+  // A GET of c/<id>, hedged or not.
+  StatusOr<json> Get(FirestoreHttp* http, const std::string& id, CallInfo* info,
+                     Hedge hedge = Hedge::kYes) {
+    return http->Call("GET", "/v1/" + Docs() + "/c/" + id, nullptr, info, hedge);
+  }
   Status Script(std::initializer_list<const char*> faults, int delay_ms) {
     return emulator_->SetFaults({{"script", faults}, {"delayMs", delay_ms}});
   }
@@ -56,7 +61,7 @@ TEST_F(FirestoreHedgeTest, ASlowReadIsAnsweredByItsHedge) {
   CallInfo info;
   ASSERT_TRUE(Create(http.get(), "d", 7, &info).ok());
   ASSERT_TRUE(Script({"delay"}, 5000).ok());
-  auto got = http->Call("GET", "/v1/" + Docs() + "/c/d", nullptr, &info, Hedge::kYes);
+  auto got = Get(http.get(), "d", &info);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ((*got)["fields"]["x"]["integerValue"], "7");
   EXPECT_EQ(info.attempts, 2);
@@ -69,7 +74,7 @@ TEST_F(FirestoreHedgeTest, ACallNotMarkedHedgeableWaitsForItsOnlyRequest) {
   CallInfo info;
   ASSERT_TRUE(Create(http.get(), "d", 7, &info).ok());
   ASSERT_TRUE(Script({"delay"}, 300).ok());
-  auto got = http->Call("GET", "/v1/" + Docs() + "/c/d", nullptr, &info, Hedge::kNo);
+  auto got = Get(http.get(), "d", &info, Hedge::kNo);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(info.attempts, 1);
   EXPECT_EQ(info.hedges, 0);
@@ -128,7 +133,7 @@ TEST_F(FirestoreHedgeTest, TwoSlowCopiesGetASecondHedge) {
   auto http = Http(50);
   ASSERT_TRUE(Script({"delay", "delay"}, 5000).ok());
   CallInfo info;
-  auto done = http->Call("GET", "/v1/" + Docs() + "/c/none", nullptr, &info, Hedge::kYes);
+  auto done = Get(http.get(), "none", &info);
   EXPECT_EQ(done.status().code(), StatusCode::kNotFound) << done.status().ToString();
   EXPECT_EQ(info.attempts, 3);
   EXPECT_EQ(info.hedges, 2);
@@ -141,7 +146,7 @@ TEST_F(FirestoreHedgeTest, AFailedHedgeIsReplacedWhileTheSlowCopyIsOut) {
   ASSERT_TRUE(Create(http.get(), "d", 3, nullptr).ok());
   ASSERT_TRUE(Script({"delay", "error"}, 5000).ok());
   CallInfo info;
-  auto got = http->Call("GET", "/v1/" + Docs() + "/c/d", nullptr, &info, Hedge::kYes);
+  auto got = Get(http.get(), "d", &info);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(info.attempts, 3);
   EXPECT_EQ(info.winner, 3);
@@ -151,7 +156,7 @@ TEST_F(FirestoreHedgeTest, ErrorsAndDroppedRepliesAreRetried) {
   auto http = Http(50);
   ASSERT_TRUE(Script({"error", "drop"}, 0).ok());
   CallInfo info;
-  auto done = http->Call("GET", "/v1/" + Docs() + "/c/none", nullptr, &info, Hedge::kYes);
+  auto done = Get(http.get(), "none", &info);
   EXPECT_EQ(done.status().code(), StatusCode::kNotFound) << done.status().ToString();
   EXPECT_EQ(info.attempts, 3);
   EXPECT_EQ(info.winner, 0);
@@ -161,7 +166,7 @@ TEST_F(FirestoreHedgeTest, TheDeadlineBoundsACallWhoseRequestsAllHang) {
   auto http = Http(50, /*deadline_ms=*/400);
   ASSERT_TRUE(Script({"delay", "delay", "delay"}, 3000).ok());
   CallInfo info;
-  auto done = http->Call("GET", "/v1/" + Docs() + "/c/none", nullptr, &info, Hedge::kYes);
+  auto done = Get(http.get(), "none", &info);
   EXPECT_EQ(done.status().code(), StatusCode::kDeadlineExceeded) << done.status().ToString();
   EXPECT_EQ(info.attempts, 3);  // the first and two hedges
   EXPECT_TRUE(info.maybe_applied_earlier);
