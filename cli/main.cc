@@ -9,7 +9,7 @@
 #include "cli/restore_command.h"
 #include "cli/setup_stream.h"
 #include "cli/store_commands.h"
-#include "sidecar/run_command.h"
+#include "cli/run_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"agentckpt: agent context checkpointing sidecar"};

@@ -7,9 +7,9 @@
 #include <set>
 #include <string_view>
 
-#include "common/ssl_call_lock.h"
+#include "nats/ssl_call_lock.h"
 #include "common/status_macros.h"
-#include "replay/nats_connect.h"
+#include "nats/nats_connect.h"
 
 namespace agentckpt {
 namespace {

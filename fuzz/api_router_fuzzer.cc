@@ -18,11 +18,11 @@
 #include <string_view>
 
 #include "common/fake_env.h"
-#include "sidecar/api_router.h"
-#include "sidecar/checkpoint_writer.h"
-#include "sidecar/context_state.h"
-#include "sidecar/metrics.h"
-#include "store/sqlite_store.h"
+#include "http/api_router.h"
+#include "context/checkpoint_writer.h"
+#include "context/context_state.h"
+#include "observability/metrics.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace {
 

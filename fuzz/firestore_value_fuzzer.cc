@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "checkpoint/canonical.h"
-#include "store/firestore_value.h"
+#include "store/firestore/firestore_value.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 
 #include "common/utf8.h"
 #include "replay/replay_window.h"
-#include "sidecar/create_request.h"
+#include "context/create_request.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
-#include "replay/nats_handles.h"
+#include "nats/nats_handles.h"
 #include "replay/replay_window.h"
 
 namespace agentckpt {

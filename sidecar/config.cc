@@ -14,7 +14,7 @@
 
 #include "common/ids.h"
 #include "common/status_macros.h"
-#include "sidecar/nkey.h"
+#include "nats/nkey.h"
 
 namespace agentckpt {
 namespace {

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "common/time_format.h"
-#include "sidecar/json_log.h"
+#include "observability/json_log.h"
 
 namespace agentckpt {
 

@@ -1,7 +1,7 @@
 #include "sidecar/nats_restore_events.h"
 
 #include "common/time_format.h"
-#include "sidecar/json_log.h"
+#include "observability/json_log.h"
 
 namespace agentckpt {
 

@@ -9,7 +9,7 @@
 
 #include "redact/redactor.h"
 #include "restore/restorer.h"
-#include "sidecar/nats_link.h"
+#include "nats/nats_link.h"
 
 namespace agentckpt {
 

@@ -15,8 +15,8 @@
 #include "replay/jetstream_replay.h"
 #include "restore/restorer.h"
 #include "sidecar/config.h"
-#include "sidecar/metrics.h"
-#include "sidecar/nats_link.h"
+#include "observability/metrics.h"
+#include "nats/nats_link.h"
 #include "sidecar/nats_restore_events.h"
 #include "store/checkpoint_store.h"
 

@@ -5,8 +5,8 @@
 
 #include "common/status_macros.h"
 #include "crypto/encrypting_store.h"
-#include "sidecar/create_request.h"
-#include "sidecar/json_log.h"
+#include "context/create_request.h"
+#include "observability/json_log.h"
 #include "workspace/git_workspace.h"
 #ifdef AGENTCKPT_HAVE_RESTORE
 #include "sidecar/restore_service.h"

@@ -1,8 +1,8 @@
 #include <string>
 
 #include "store/checkpoint_store.h"
-#include "store/firestore_store.h"
-#include "store/sqlite_store.h"
+#include "store/firestore/firestore_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace agentckpt {
 

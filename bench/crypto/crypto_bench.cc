@@ -22,7 +22,7 @@
 #include "common/ids.h"
 #include "crypto/encrypting_store.h"
 #include "crypto/summary_cipher.h"
-#include "store/sqlite_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace agentckpt::bench {
 namespace {

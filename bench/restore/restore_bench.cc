@@ -20,7 +20,7 @@
 #include "checkpoint/canonical.h"
 #include "checkpoint/checkpoint_json.h"
 #include "common/env.h"
-#include "store/sqlite_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/support/jetstream_fixture.h"
 #include "tests/support/nats_server.h"
 #include "tests/support/temp_dir.h"

@@ -25,8 +25,8 @@
 #include "checkpoint/checkpoint_json.h"
 #include "common/env.h"
 #include "common/ids.h"
-#include "store/firestore_http.h"
-#include "store/firestore_store.h"
+#include "store/firestore/firestore_http.h"
+#include "store/firestore/firestore_store.h"
 
 namespace agentckpt::bench {
 namespace {

@@ -19,7 +19,7 @@
 #include "checkpoint/checkpoint_json.h"
 #include "common/env.h"
 #include "common/ids.h"
-#include "store/sqlite_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace agentckpt::bench {
 namespace {

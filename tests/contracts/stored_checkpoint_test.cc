@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "checkpoint/checkpoint_json.h"
-#include "store/sqlite_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/contracts/contract_support.h"
 #include "tests/sidecar/sidecar_process.h"
 #include "tests/support/nats_server.h"

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "store/firestore_http.h"
+#include "store/firestore/firestore_http.h"
 
 namespace agentckpt::testing {
 namespace {

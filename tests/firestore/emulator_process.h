@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "store/firestore_store.h"
+#include "store/firestore/firestore_store.h"
 
 namespace agentckpt::testing {
 

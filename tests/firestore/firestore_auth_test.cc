@@ -1,7 +1,7 @@
 // Unit tests of Google auth for Firestore (store/firestore_auth.h): RS256 JWTs checked with
 // OpenSSL, the jwt-bearer token exchange and the metadata server, both against a loopback
 // cpprestsdk listener standing in for Google's endpoints.
-#include "store/firestore_auth.h"
+#include "store/firestore/firestore_auth.h"
 
 // clang-format off
 // gtest before cpprest: cpprest defines a macro U that breaks gtest's templates.

@@ -8,7 +8,7 @@
 #include <set>
 #include <thread>
 
-#include "store/firestore_store.h"
+#include "store/firestore/firestore_store.h"
 #include "tests/firestore/emulator_process.h"
 #include "tests/store/store_test_util.h"
 

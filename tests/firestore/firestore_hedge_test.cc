@@ -6,8 +6,8 @@
 
 #include <cstdlib>
 
-#include "store/firestore_http.h"
-#include "store/firestore_store.h"
+#include "store/firestore/firestore_http.h"
+#include "store/firestore/firestore_store.h"
 #include "tests/firestore/emulator_suite.h"
 #include "tests/store/store_test_util.h"
 

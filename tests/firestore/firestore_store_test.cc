@@ -1,6 +1,6 @@
 // FirestoreStore against the emulator (a real child process): request counts, the document
 // layout, corruption, a second writer, error mapping and OpenStore.
-#include "store/firestore_store.h"
+#include "store/firestore/firestore_store.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Unit tests of the Firestore typed-value codec (store/firestore_value.h).
-#include "store/firestore_value.h"
+#include "store/firestore/firestore_value.h"
 
 #include <gtest/gtest.h>
 

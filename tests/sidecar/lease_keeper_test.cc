@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "common/env.h"
-#include "store/sqlite_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace agentckpt {

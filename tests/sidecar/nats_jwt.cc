@@ -10,7 +10,7 @@
 #include <memory>
 #include <string_view>
 
-#include "sidecar/nkey.h"
+#include "nats/nkey.h"
 
 namespace agentckpt::testing {
 namespace {

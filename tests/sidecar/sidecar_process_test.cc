@@ -7,7 +7,7 @@
 #include <functional>
 #include <thread>
 
-#include "sidecar/nkey.h"
+#include "nats/nkey.h"
 #include "tests/sidecar/sidecar_test_env.h"
 
 namespace agentckpt::testing {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "store/sqlite_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/store/raw_sqlite.h"
 #include "tests/store/store_test_util.h"
 #include "tests/support/temp_dir.h"

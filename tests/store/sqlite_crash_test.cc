@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/sqlite_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/store/store_test_util.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,6 +1,6 @@
 // SqliteStore specifics beyond the CheckpointStore contract: the file, its schema and its
 // durability settings.
-#include "store/sqlite_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 #include <gtest/gtest.h>
 

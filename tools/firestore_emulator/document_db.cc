@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "common/status_macros.h"
-#include "store/firestore_value.h"
+#include "store/firestore/firestore_value.h"
 
 namespace agentckpt::emulator {
 namespace {

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "common/status_macros.h"
-#include "store/firestore_value.h"
+#include "store/firestore/firestore_value.h"
 #include "tools/firestore_emulator/document_db.h"
 
 namespace agentckpt::emulator {

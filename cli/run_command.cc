@@ -1,0 +1,103 @@
+#include "cli/run_command.h"
+
+#include <nats/nats.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "sidecar/config.h"
+#include "http/http_server.h"
+#include "observability/json_log.h"
+#include "sidecar/sidecar.h"
+
+namespace agentckpt {
+namespace {
+
+constexpr int kShutdownBudgetMs = 5000;
+
+// Bounds the shutdown: if it is not done in time, log and leave with exit code 1.
+void StartShutdownWatchdog() {
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kShutdownBudgetMs - 200));
+    LogError("shutdown exceeded its budget; exiting", {{"budgetMs", kShutdownBudgetMs}});
+    std::fflush(stdout);
+    ::_exit(1);
+  }).detach();
+}
+
+int ExitCodeFor(const Status& s) { return s.code() == StatusCode::kInvalidArgument ? 2 : 1; }
+
+}  // namespace
+
+RunCommand::RunCommand(CLI::App* app) {
+  sub_ = app->add_subcommand("run", "Run the checkpointing sidecar next to an agent");
+  for (const SettingSpec& spec : SettingSpecs()) {
+    std::string help = spec.help + " [env " + spec.env + "]";
+    if (!spec.default_text.empty()) help += " (default " + spec.default_text + ")";
+    std::string flag = spec.flag;
+    sub_->add_option_function<std::string>(
+        "--" + flag, [this, flag](const std::string& v) { values_[flag] = v; }, help);
+  }
+}
+
+bool RunCommand::Selected() const { return sub_->parsed(); }
+
+int RunCommand::Execute() { return RunSidecarMain(values_); }
+
+int RunSidecarMain(const std::map<std::string, std::string>& flags) {
+  auto config = ResolveConfig(flags, ProcessEnvLookup());
+  if (!config.ok()) {
+    std::fprintf(stderr, "agentckpt run: %s\n", config.status().message().c_str());
+    return 2;
+  }
+  // Signals are taken by sigwait below; every thread started from here on inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  InitJsonLog(config->log_level);
+  ConfigureHttpThreads(4);
+  nats_Open(-1);
+  int code = 0;
+  {
+    auto sidecar = Sidecar::Create(*config, Env::Default());
+    if (!sidecar.ok()) {
+      std::fprintf(stderr, "agentckpt run: %s\n", sidecar.status().message().c_str());
+      LogError("sidecar failed to start", {{"reason", sidecar.status().ToString()}});
+      nats_CloseAndWait(1000);
+      return ExitCodeFor(sidecar.status());
+    }
+    Status started = (*sidecar)->Start();
+    if (!started.ok()) {
+      std::fprintf(stderr, "agentckpt run: %s\n", started.message().c_str());
+      LogError("sidecar failed to start", {{"reason", started.ToString()}});
+      code = ExitCodeFor(started);
+      (*sidecar)->Stop();
+    } else {
+      int sig = 0;
+      sigwait(&signals, &sig);
+      LogInfo("shutdown requested", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+      StartShutdownWatchdog();
+      Status stopped = (*sidecar)->Shutdown();
+      // Everything durable is written and NATS is flushed and closed: leave now, without
+      // tearing down the HTTP listener under clients that may still be connected.
+      std::fflush(stdout);
+      ::_exit(stopped.ok() ? 0 : 1);
+    }
+    nats_CloseAndWait(1000);
+  }
+  std::fflush(stdout);
+  // Leave without running static destructors: cpprestsdk's thread pool may still be winding
+  // down, and everything durable has been written.
+  ::_exit(code);
+}
+
+}  // namespace agentckpt

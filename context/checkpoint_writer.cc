@@ -1,0 +1,214 @@
+#include "context/checkpoint_writer.h"
+
+#include <cctype>
+#include <cmath>
+#include <utility>
+
+#include "checkpoint/canonical.h"
+#include "common/ids.h"
+#include "common/status_macros.h"
+#include "observability/json_log.h"
+
+namespace agentckpt {
+namespace {
+
+std::string ReasonLabel(StatusCode code) {
+  std::string s(StatusCodeName(code));
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json WriteResult::ToJson() const {
+  return {{"checkpointId", checkpoint_id},
+          {"sequenceNumber", sequence_number},
+          {"sizeBytes", size_bytes},
+          {"durationMs", duration_ms},
+          {"trigger", std::string(TriggerReasonName(trigger))}};
+}
+
+CheckpointWriter::CheckpointWriter(Env* env, CheckpointStore* store, ContextState* context,
+                                   Metrics* metrics, WriterOptions options, PositionReader position,
+                                   WorkspaceReader workspace, EventSink events)
+    : env_(env),
+      store_(store),
+      context_(context),
+      metrics_(metrics),
+      options_(std::move(options)),
+      position_(std::move(position)),
+      workspace_(std::move(workspace)),
+      events_(std::move(events)) {}
+
+double CheckpointWriter::SecondsSince(int64_t start_micros) {
+  return static_cast<double>(env_->NowMonotonicMicros() - start_micros) / 1e6;
+}
+
+uint64_t CheckpointWriter::last_written_revision() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_written_revision_;
+}
+
+void CheckpointWriter::RequireLease(std::function<void(const Status&)> on_lost) {
+  std::lock_guard<std::mutex> lock(mu_);
+  require_lease_ = true;
+  on_lease_lost_ = std::move(on_lost);
+}
+
+void CheckpointWriter::SetLease(const LeaseToken& lease) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lease_ = lease;
+}
+
+void CheckpointWriter::Fence(const Status& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fenced_.ok()) fenced_ = UnavailableError(reason.message());
+}
+
+Status CheckpointWriter::WriteGate() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fenced_.ok()) return fenced_;
+  if (require_lease_ && !lease_.has_value()) {
+    return UnavailableError("standby: this sidecar does not hold the writer lease yet");
+  }
+  return OkStatus();
+}
+
+StatusOr<WriteResult> CheckpointWriter::Write(TriggerReason trigger,
+                                              const std::string& request_task_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return UnavailableError("the sidecar is shutting down");
+  return WriteLocked(trigger, request_task_id);
+}
+
+StatusOr<WriteResult> CheckpointWriter::WriteFinal(TriggerReason trigger) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return UnavailableError("the sidecar is shutting down");
+  closed_ = true;
+  return WriteLocked(trigger, "");
+}
+
+StatusOr<std::optional<WriteResult>> CheckpointWriter::WriteIfChanged(TriggerReason trigger) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return UnavailableError("the sidecar is shutting down");
+  if (context_->Snapshot().revision == last_written_revision_) {
+    return std::optional<WriteResult>();
+  }
+  ASSIGN_OR_RETURN(WriteResult r, WriteLocked(trigger, ""));
+  return std::optional<WriteResult>(std::move(r));
+}
+
+StatusOr<Checkpoint> CheckpointWriter::Build(TriggerReason trigger, const ContextSnapshot& snap) {
+  Checkpoint cp;
+  cp.agent_id = options_.agent_id;
+  ASSIGN_OR_RETURN(cp.checkpoint_id, NewUuidV4(env_));
+  cp.timestamp_ms = env_->NowUnixMillis();
+  cp.active_task = snap.active_task;
+  cp.context_summary = snap.summary;
+  cp.workspace = snap.workspace;
+  cp.trigger_reason = trigger;
+  cp.ttl_days = options_.ttl_days;
+  if (position_) {
+    auto pos = position_();
+    if (pos.ok()) {
+      last_position_ = *pos;
+      cp.nats_position = *pos;
+    } else {
+      metrics_->CountStalePosition();
+      LogWarn("natsPosition: using the last known position",
+              {{"reason", pos.status().ToString()}, {"known", last_position_.has_value()}});
+      cp.nats_position = last_position_;
+    }
+  }
+  if (workspace_) {
+    auto ws = workspace_();
+    if (ws.ok()) {
+      cp.workspace = std::move(ws).value();
+    } else {
+      metrics_->CountWorkspaceReadFailure();
+      LogWarn("workspace: not recorded", {{"reason", ws.status().ToString()}});
+      cp.workspace.reset();
+    }
+  }
+  int64_t start = env_->NowMonotonicMicros();
+  auto agent = store_->GetAgent(options_.agent_id);
+  metrics_->ObserveStore("get_agent", SecondsSince(start));
+  if (!agent.ok()) return agent.status().WithContext("store");
+  cp.sequence_number = agent->last_sequence + 1;
+  return cp;
+}
+
+StatusOr<WriteResult> CheckpointWriter::WriteLocked(TriggerReason trigger,
+                                                    const std::string& request_task_id) {
+  if (!fenced_.ok()) return fenced_;
+  if (require_lease_ && !lease_.has_value()) {
+    return UnavailableError("standby: this sidecar does not hold the writer lease yet");
+  }
+  int64_t start = env_->NowMonotonicMicros();
+  ContextSnapshot snap = context_->Snapshot();
+  auto built = Build(trigger, snap);
+  if (!built.ok()) {
+    ReportFailure(trigger, request_task_id, built.status());
+    return built.status();
+  }
+  auto sealed = Seal(std::move(built).value());
+  if (!sealed.ok()) {
+    ReportFailure(trigger, request_task_id, sealed.status());
+    return sealed.status();
+  }
+  int64_t put_start = env_->NowMonotonicMicros();
+  PutOptions put_options;
+  put_options.keep = options_.keep;
+  put_options.lease = lease_;
+  auto put = store_->Put(*sealed, put_options);
+  metrics_->ObserveStore("put", SecondsSince(put_start));
+  if (!put.ok() && put.status().code() == StatusCode::kFailedPrecondition &&
+      put.status().message().rfind("lease lost", 0) == 0) {
+    // Another sidecar took the agent over: stop writing for good (nothing was stored).
+    fenced_ = UnavailableError(put.status().message() + "; this sidecar no longer writes");
+    ReportFailure(trigger, request_task_id, fenced_);
+    if (on_lease_lost_) on_lease_lost_(fenced_);
+    return fenced_;
+  }
+  if (!put.ok()) {
+    Status s = put.status().WithContext("store");
+    ReportFailure(trigger, request_task_id, s);
+    return s;
+  }
+  last_written_revision_ = snap.revision;
+  WriteResult r;
+  r.checkpoint_id = sealed->doc.checkpoint_id;
+  r.sequence_number = sealed->doc.sequence_number;
+  r.size_bytes = sealed->doc.size_bytes;
+  r.trigger = trigger;
+  double seconds = SecondsSince(start);
+  r.duration_ms = std::round(seconds * 1e6) / 1000.0;  // whole microseconds
+  metrics_->ObserveCheckpoint(std::string(TriggerReasonName(trigger)), seconds, r.size_bytes);
+  nlohmann::json payload = r.ToJson();
+  events_("checkpoint.created", payload);
+  payload["event"] = "checkpoint.created";
+  payload["agentId"] = options_.agent_id;
+  payload["pruned"] = put->pruned;
+  if (!request_task_id.empty()) payload["requestTaskId"] = request_task_id;
+  if (sealed->doc.nats_position) {
+    payload["lastAckedSequence"] = sealed->doc.nats_position->last_acked_sequence;
+  }
+  LogInfo("checkpoint written", payload);
+  return r;
+}
+
+void CheckpointWriter::ReportFailure(TriggerReason trigger, const std::string& request_task_id,
+                                     const Status& status) {
+  std::string trigger_name(TriggerReasonName(trigger));
+  metrics_->CountCheckpointFailure(trigger_name, ReasonLabel(status.code()));
+  nlohmann::json payload = {
+      {"operation", "checkpoint"}, {"trigger", trigger_name}, {"reason", status.ToString()}};
+  events_("checkpoint.failed", payload);
+  payload["event"] = "checkpoint.failed";
+  payload["agentId"] = options_.agent_id;
+  payload["code"] = std::string(StatusCodeName(status.code()));
+  if (!request_task_id.empty()) payload["requestTaskId"] = request_task_id;
+  LogError("checkpoint failed", payload);
+}
+
+}  // namespace agentckpt

@@ -1,0 +1,247 @@
+#include "http/api_router.h"
+
+#include <openssl/crypto.h>
+
+#include <charconv>
+#include <utility>
+
+#include "checkpoint/checkpoint_json.h"
+#include "common/sha256.h"
+#include "common/time_format.h"
+#include "context/create_request.h"
+
+namespace agentckpt {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr char kCheckpointsPrefix[] = "/v1/checkpoints/";
+
+ApiResponse JsonResponse(int status, const json& body) {
+  ApiResponse r;
+  r.status = status;
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+// The methods each path accepts (for 405 and Allow).
+std::string AllowedMethods(const std::string& path) {
+  if (path == "/healthz" || path == "/readyz" || path == "/metrics" || path == "/v1/restoration") {
+    return "GET";
+  }
+  if (path == "/v1/context") return "GET, PUT, PATCH";
+  if (path == "/v1/tool-calls" || path == "/v1/restore") return "POST";
+  if (path == "/v1/checkpoints") return "GET, POST";
+  if (path.rfind(kCheckpointsPrefix, 0) == 0 && path.size() > sizeof(kCheckpointsPrefix) - 1 &&
+      path.find('/', sizeof(kCheckpointsPrefix) - 1) == std::string::npos) {
+    return "GET";
+  }
+  return "";
+}
+
+StatusOr<json> ParseBody(const std::string& body) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return InvalidArgumentError("document: malformed JSON (or not UTF-8)");
+  }
+  return j;
+}
+
+}  // namespace
+
+ApiRouter::ApiRouter(ApiDeps deps) : deps_(std::move(deps)) {
+  if (!deps_.bearer_token.empty()) token_digest_ = Sha256Hex(deps_.bearer_token);
+}
+
+bool ApiRouter::Authorized(const ApiRequest& request) const {
+  if (token_digest_.empty()) return true;
+  const std::string& p = request.path;
+  if (p == "/healthz" || p == "/readyz" || p == "/metrics") return true;
+  std::string_view header = request.authorization;
+  static constexpr std::string_view kScheme = "bearer ";
+  if (header.size() <= kScheme.size()) return false;
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    char c = header[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != kScheme[i]) return false;
+  }
+  std::string_view token = header.substr(kScheme.size());
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  // Digests of equal length, compared in constant time: the time taken tells nothing about
+  // how much of the token was right.
+  std::string digest = Sha256Hex(token);
+  return CRYPTO_memcmp(digest.data(), token_digest_.data(), digest.size()) == 0;
+}
+
+ApiResponse ApiRouter::Error(int status, const std::string& code, const std::string& message,
+                             const std::string& field) {
+  return JsonResponse(status,
+                      {{"error", {{"code", code}, {"message", message}, {"field", field}}}});
+}
+
+ApiResponse ApiRouter::FromStatus(const Status& status) {
+  std::string code(StatusCodeName(status.code()));
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument: {
+      const std::string& msg = status.message();
+      size_t colon = msg.find(": ");
+      std::string field = colon == std::string::npos ? "" : msg.substr(0, colon);
+      if (field == "document" || field.find(' ') != std::string::npos) field.clear();
+      return Error(400, code, msg, field);
+    }
+    case StatusCode::kNotFound:
+      return Error(404, code, status.message());
+    case StatusCode::kAlreadyExists:
+      return Error(409, code, status.message());
+    case StatusCode::kResourceExhausted:
+      return Error(413, code, status.message());
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+      return Error(503, code, status.message());
+    default:
+      return Error(500, code, status.message());
+  }
+}
+
+ApiResponse ApiRouter::Handle(const ApiRequest& request) {
+  ApiResponse r;
+  if (!Authorized(request)) {
+    r = Error(401, "UNAUTHENTICATED", "missing or wrong bearer token (Authorization: Bearer ...)");
+    r.headers["WWW-Authenticate"] = "Bearer";
+  } else if (static_cast<int64_t>(request.body.size()) > deps_.body_max_bytes) {
+    r = Error(413, "PAYLOAD_TOO_LARGE",
+              "request body exceeds " + std::to_string(deps_.body_max_bytes) + " bytes");
+  } else {
+    try {
+      r = Route(request);
+    } catch (const std::exception& e) {
+      r = Error(500, "INTERNAL", std::string("unexpected error: ") + e.what());
+    }
+  }
+  if (deps_.metrics != nullptr) deps_.metrics->CountHttpRequest(r.status);
+  return r;
+}
+
+ApiResponse ApiRouter::Route(const ApiRequest& req) {
+  const std::string& p = req.path;
+  const std::string& m = req.method;
+  std::string allowed = AllowedMethods(p);
+  if (allowed.empty()) return Error(404, "NOT_FOUND", "no such endpoint: " + p);
+
+  if (p == "/healthz" && m == "GET") return JsonResponse(200, {{"status", "ok"}});
+  if (p == "/readyz" && m == "GET") return Readiness();
+  if (p == "/metrics" && m == "GET") {
+    ApiResponse r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = deps_.metrics->Render();
+    return r;
+  }
+  if (p == "/v1/context") {
+    if (m == "GET") return JsonResponse(200, deps_.context->ToJson());
+    if (m == "PUT" || m == "PATCH") {
+      auto body = ParseBody(req.body);
+      if (!body.ok()) return FromStatus(body.status());
+      return ContextUpdateResponse(m == "PUT" ? deps_.context->Replace(*body)
+                                              : deps_.context->MergePatch(*body));
+    }
+  }
+  if (p == "/v1/tool-calls" && m == "POST") {
+    auto body = ParseBody(req.body);
+    if (!body.ok()) return FromStatus(body.status());
+    auto update = deps_.context->AppendToolCall(*body);
+    if (!update.ok()) return FromStatus(update.status());
+    return JsonResponse(
+        201, {{"revision", update->revision},
+              {"toolCallLogSize", deps_.context->Snapshot().summary.tool_call_log.size()}});
+  }
+  if (p == "/v1/checkpoints") {
+    if (m == "POST") return PostCheckpoint(req);
+    if (m == "GET") return ListCheckpoints(req);
+  }
+  if (p.rfind(kCheckpointsPrefix, 0) == 0 && m == "GET") {
+    return GetCheckpoint(p.substr(sizeof(kCheckpointsPrefix) - 1));
+  }
+  if (p == "/v1/restore" && m == "POST") {
+    if (!deps_.restore.run) return Error(503, "UNAVAILABLE", "restore is not available");
+    auto result = deps_.restore.run();
+    if (!result.ok()) return FromStatus(result.status());
+    return JsonResponse(200, *result);
+  }
+  if (p == "/v1/restoration" && m == "GET") {
+    if (!deps_.restore.last) return Error(503, "UNAVAILABLE", "restore is not available");
+    auto result = deps_.restore.last();
+    if (!result.ok()) return FromStatus(result.status());
+    return JsonResponse(200, *result);
+  }
+  ApiResponse r = Error(405, "METHOD_NOT_ALLOWED", m + " is not allowed on " + p);
+  r.headers["Allow"] = allowed;
+  return r;
+}
+
+ApiResponse ApiRouter::ContextUpdateResponse(const StatusOr<ContextUpdate>& update) {
+  if (!update.ok()) return FromStatus(update.status());
+  json body = {
+      {"revision", update->revision}, {"changed", update->changed}, {"checkpoint", nullptr}};
+  if (update->phase_changed) {
+    auto written = deps_.writer->Write(TriggerReason::kTaskPhaseChange);
+    if (written.ok()) {
+      body["checkpoint"] = written->ToJson();
+    } else {
+      body["checkpointError"] = written.status().ToString();
+    }
+  }
+  return JsonResponse(200, body);
+}
+
+ApiResponse ApiRouter::PostCheckpoint(const ApiRequest& req) {
+  // The same rules as a NATS checkpoint.create request (sidecar/create_request.h).
+  std::string field;
+  auto parsed = ParseCreateRequest(req.body, &field);
+  if (!parsed.ok()) return Error(400, "INVALID_ARGUMENT", parsed.status().message(), field);
+  auto written = deps_.writer->Write(parsed->trigger, parsed->task_id);
+  if (!written.ok()) return FromStatus(written.status());
+  return JsonResponse(201, written->ToJson());
+}
+
+ApiResponse ApiRouter::ListCheckpoints(const ApiRequest& req) {
+  int limit = 20;
+  auto it = req.query.find("limit");
+  if (it != req.query.end()) {
+    const std::string& v = it->second;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), limit);
+    if (ec != std::errc() || ptr != v.data() + v.size() || limit < 1 || limit > 1000) {
+      return Error(400, "INVALID_ARGUMENT", "limit: expected an integer from 1 to 1000", "limit");
+    }
+  }
+  auto rows = deps_.store->List(deps_.agent_id, limit);
+  if (!rows.ok()) return FromStatus(rows.status());
+  json list = json::array();
+  for (const CheckpointInfo& info : *rows) {
+    list.push_back({{"checkpointId", info.checkpoint_id},
+                    {"sequenceNumber", info.sequence_number},
+                    {"timestamp", FormatRfc3339Millis(info.timestamp_ms)},
+                    {"triggerReason", std::string(TriggerReasonName(info.trigger_reason))},
+                    {"sizeBytes", info.size_bytes},
+                    {"expireAt", FormatRfc3339Millis(info.expire_at_ms)},
+                    {"contentSha256", info.content_sha256}});
+  }
+  return JsonResponse(200, {{"checkpoints", list}});
+}
+
+ApiResponse ApiRouter::GetCheckpoint(const std::string& id) {
+  auto cp = deps_.store->GetById(deps_.agent_id, id);
+  if (!cp.ok()) return FromStatus(cp.status());
+  ApiResponse r;
+  r.body = CheckpointToJson(*cp);
+  return r;
+}
+
+ApiResponse ApiRouter::Readiness() {
+  json state = deps_.readiness ? deps_.readiness() : json{{"ready", true}};
+  bool ready = state.value("ready", false);
+  return JsonResponse(ready ? 200 : 503, state);
+}
+
+}  // namespace agentckpt

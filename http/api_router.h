@@ -1,0 +1,98 @@
+// ApiRouter: the sidecar's local HTTP/JSON API (docs/http-api.md), independent of the HTTP
+// server library: a request in, a response out.
+//
+// Errors are JSON {"error":{"code","message","field"}}: 400 for a malformed or invalid body
+// (field = the path of the offending field), 404, 405 (with an Allow header), 409 on a
+// checkpoint conflict, 413 for a body over the limit, 500, and 503 when a dependency (store,
+// restore) is unavailable, and 401 without the bearer token when one is configured. A rejected
+// request never changes the context. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/status.h"
+#include "context/checkpoint_writer.h"
+#include "context/context_state.h"
+#include "observability/metrics.h"
+#include "store/checkpoint_store.h"
+
+namespace agentckpt {
+
+struct ApiRequest {
+  std::string method;  // "GET", "PUT", ...
+  std::string path;    // "/v1/checkpoints/abc", without the query
+  std::map<std::string, std::string> query;
+  std::string body;
+  std::string authorization;  // the Authorization header, "" when absent
+};
+
+struct ApiResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::map<std::string, std::string> headers;
+};
+
+// The restore operations, provided by the restore part when it is built in. An empty function
+// makes its endpoint answer 503 UNAVAILABLE.
+struct RestoreHooks {
+  // Runs a restore now; the JSON of the result (prompt and metadata).
+  std::function<StatusOr<nlohmann::json>()> run;
+  // The last restoration's JSON; kNotFound when none has run.
+  std::function<StatusOr<nlohmann::json>()> last;
+};
+
+struct ApiDeps {
+  std::string agent_id;
+  ContextState* context = nullptr;
+  CheckpointWriter* writer = nullptr;
+  CheckpointStore* store = nullptr;
+  Metrics* metrics = nullptr;
+  int64_t body_max_bytes = 1 << 20;
+  // When not empty, every endpoint but /healthz, /readyz and /metrics requires
+  // "Authorization: Bearer <bearer_token>" and answers 401 UNAUTHENTICATED (with
+  // "WWW-Authenticate: Bearer") otherwise. Compared in constant time.
+  std::string bearer_token;
+  // {"ready": bool, ...details}; GET /readyz answers 200 when ready, else 503.
+  std::function<nlohmann::json()> readiness;
+  RestoreHooks restore;
+};
+
+class ApiRouter {
+ public:
+  explicit ApiRouter(ApiDeps deps);
+
+  // Answers one request. Never throws.
+  ApiResponse Handle(const ApiRequest& request);
+
+  // True if `request` may proceed: no token is configured, the path is open (/healthz, /readyz,
+  // /metrics) or its Authorization header carries the token. The body is not looked at, so the
+  // server can ask before reading it.
+  bool Authorized(const ApiRequest& request) const;
+
+  // Builds the JSON error response used by every endpoint (also by the HTTP server for
+  // requests it rejects itself, e.g. 413 before reading the body).
+  static ApiResponse Error(int status, const std::string& code, const std::string& message,
+                           const std::string& field = "");
+  // The response for a non-ok Status: kInvalidArgument -> 400 with the field path taken from
+  // the message prefix, kNotFound -> 404, kAlreadyExists -> 409, kResourceExhausted -> 413,
+  // kUnavailable -> 503, others -> 500.
+  static ApiResponse FromStatus(const Status& status);
+
+ private:
+  ApiResponse Route(const ApiRequest& request);
+  ApiResponse ContextUpdateResponse(const StatusOr<ContextUpdate>& update);
+  ApiResponse PostCheckpoint(const ApiRequest& request);
+  ApiResponse ListCheckpoints(const ApiRequest& request);
+  ApiResponse GetCheckpoint(const std::string& id);
+  ApiResponse Readiness();
+
+  ApiDeps deps_;
+  std::string token_digest_;  // SHA-256 hex of deps_.bearer_token; empty when none
+};
+
+}  // namespace agentckpt

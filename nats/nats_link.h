@@ -1,0 +1,109 @@
+// NatsLink: the sidecar's NATS connection (nats.c): events out, control requests in, and the
+// agent's JetStream consumer position.
+//
+// The connection reconnects forever (a fixed wait between attempts) and is usable before the
+// first successful connect: while disconnected, published events go to the client's reconnect
+// buffer (options.buffer_bytes) and are sent once the connection is back; an event that does not
+// fit, or any publish after Close, is dropped and counted in the metrics
+// (agentckpt_nats_events_dropped_total). All methods are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "checkpoint/checkpoint.h"
+#include "common/status.h"
+#include "observability/metrics.h"
+
+struct __natsConnection;
+struct __natsSubscription;
+struct __jsCtx;
+struct __natsMsg;
+
+namespace agentckpt {
+
+struct NatsLinkOptions {
+  std::string url;
+  std::string name;  // client name shown by the server
+  std::string creds_file, nkey_seed_file, nkey_public, user, password;
+  std::string tls_ca_file, tls_cert_file, tls_key_file;
+  int reconnect_wait_ms = 1000;
+  int64_t buffer_bytes = 8 << 20;
+  int request_timeout_ms = 1000;  // JetStream API calls
+};
+
+// A message received on a subscription.
+struct NatsRequest {
+  std::string subject;
+  std::string reply;  // empty when the sender expects no reply
+  std::string data;
+};
+
+class NatsLink {
+ public:
+  using Handler = std::function<void(const NatsRequest&)>;
+
+  // Creates the connection and starts connecting. Returns at once if the server cannot be
+  // reached (the client keeps trying). kInvalidArgument if an option is unusable (bad URL, a
+  // credentials or TLS file that cannot be loaded), naming the option; kInternal otherwise.
+  static StatusOr<std::unique_ptr<NatsLink>> Connect(const NatsLinkOptions& options,
+                                                     Metrics* metrics);
+  ~NatsLink();
+  NatsLink(const NatsLink&) = delete;
+  NatsLink& operator=(const NatsLink&) = delete;
+
+  // Publishes `data` on `subject`; `event` names it in the metrics ("checkpoint.created").
+  // OK if sent or buffered; kUnavailable if dropped (buffer full or closed).
+  Status Publish(const std::string& event, const std::string& subject, const std::string& data);
+
+  // Subscribes `handler` to `subject`. The handler runs on the client's delivery thread for
+  // that subscription (one message at a time) and must not throw. kInternal on failure.
+  Status Subscribe(const std::string& subject, Handler handler);
+
+  // True while connected to a server.
+  bool Connected() const;
+
+  // Reads the durable consumer's ack floor and pending count. kUnavailable when not connected
+  // or the server does not answer in time; kNotFound if the stream or consumer does not exist.
+  StatusOr<NatsPosition> ReadConsumerPosition(const std::string& stream,
+                                              const std::string& consumer);
+
+  // Sends everything buffered and waits for the server's acknowledgement, up to `timeout_ms`.
+  // kUnavailable/kDeadlineExceeded otherwise.
+  Status Flush(int timeout_ms);
+
+  // Bytes of published data not yet sent to the server.
+  int BufferedBytes() const;
+
+  // Unsubscribes and closes the connection (idempotent). Later publishes are dropped.
+  void Close();
+
+  // The underlying nats.c connection, for parts that talk to JetStream themselves (replay).
+  // Valid until Close().
+  __natsConnection* connection() const { return nc_; }
+
+ private:
+  NatsLink(Metrics* metrics, int request_timeout_ms);
+  static void OnMessage(__natsConnection* nc, __natsSubscription* sub, __natsMsg* msg,
+                        void* closure);
+  static void OnDisconnected(__natsConnection* nc, void* closure);
+  static void OnReconnected(__natsConnection* nc, void* closure);
+  static void OnConnected(__natsConnection* nc, void* closure);
+
+  Metrics* metrics_;
+  int request_timeout_ms_;
+  mutable std::mutex mu_;
+  bool closed_ = false;
+  std::atomic<bool> closing_{false};  // set first in Close(): the disconnect is expected
+  __natsConnection* nc_ = nullptr;
+  __jsCtx* js_ = nullptr;
+  std::list<std::unique_ptr<Handler>> handlers_;
+  std::list<__natsSubscription*> subs_;
+};
+
+}  // namespace agentckpt

@@ -1,0 +1,396 @@
+// FirestoreStore: opening and the write path (Put, Prune, DeleteExpired, agent status).
+#include "store/firestore/firestore_store.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "checkpoint/checkpoint_json.h"
+#include "common/ids.h"
+#include "common/status_macros.h"
+#include "common/time_format.h"
+#include "store/firestore/firestore_value.h"
+
+namespace agentckpt {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxWritesPerCommit = 500;  // Firestore's limit
+constexpr int kConflictRounds = 3;
+
+bool IsConflict(const Status& s) {
+  return s.code() == StatusCode::kAlreadyExists || s.code() == StatusCode::kFailedPrecondition;
+}
+
+json TimestampValue(int64_t ms) { return json{{"timestampValue", FormatRfc3339Millis(ms)}}; }
+json IntegerValue(int64_t v) { return json{{"integerValue", std::to_string(v)}}; }
+json StringValue(const std::string& s) { return json{{"stringValue", s}}; }
+
+}  // namespace
+
+FirestoreStore::FirestoreStore(FirestoreStoreOptions options) : options_(std::move(options)) {
+  if (options_.env == nullptr) options_.env = Env::Default();
+  FirestoreHttpOptions h;
+  h.base_url = options_.endpoint;
+  h.tokens = options_.tokens.get();
+  h.env = options_.env;
+  h.request_timeout_ms = options_.request_timeout_ms;
+  h.overall_deadline_ms = options_.overall_deadline_ms;
+  h.initial_backoff_ms = options_.initial_backoff_ms;
+  h.max_backoff_ms = options_.max_backoff_ms;
+  h.hedge_after_ms = options_.hedge_after_ms;
+  http_ = std::make_unique<FirestoreHttp>(std::move(h));
+}
+
+StatusOr<std::unique_ptr<FirestoreStore>> FirestoreStore::Open(FirestoreStoreOptions options) {
+  if (options.project_id.empty()) return InvalidArgumentError("Firestore: empty project id");
+  if (options.database_id.empty()) options.database_id = "(default)";
+  if (options.endpoint.empty()) return InvalidArgumentError("Firestore: empty endpoint");
+  if (options.hedge_after_ms < 0) return InvalidArgumentError("Firestore: negative hedge delay");
+  return std::unique_ptr<FirestoreStore>(new FirestoreStore(std::move(options)));
+}
+
+StatusOr<std::unique_ptr<FirestoreStore>> FirestoreStore::OpenUrl(const std::string& url) {
+  const std::string prefix = "firestore://projects/";
+  const std::string usage =
+      "CKPT_STORE: expected firestore://projects/{project}/databases/{database}, got \"" + url +
+      "\"";
+  if (url.rfind(prefix, 0) != 0) return InvalidArgumentError(usage);
+  std::string rest = url.substr(prefix.size());
+  size_t slash = rest.find("/databases/");
+  if (slash == std::string::npos || slash == 0) return InvalidArgumentError(usage);
+  FirestoreStoreOptions options;
+  options.project_id = rest.substr(0, slash);
+  options.database_id = rest.substr(slash + std::string("/databases/").size());
+  if (options.database_id.empty() || options.database_id.find('/') != std::string::npos ||
+      options.project_id.find('/') != std::string::npos) {
+    return InvalidArgumentError(usage);
+  }
+  if (const char* hedge = std::getenv("CKPT_FIRESTORE_HEDGE_MS"); hedge != nullptr && *hedge) {
+    char* end = nullptr;
+    errno = 0;
+    long long ms = std::strtoll(hedge, &end, 10);
+    if (errno != 0 || *end != '\0' || ms < 0 || ms > 60'000) {
+      return InvalidArgumentError(std::string("CKPT_FIRESTORE_HEDGE_MS: expected milliseconds "
+                                              "from 0 (no hedging) to 60000, got \"") +
+                                  hedge + "\"");
+    }
+    options.hedge_after_ms = ms;
+  }
+  const char* emulator = std::getenv("FIRESTORE_EMULATOR_HOST");
+  if (emulator != nullptr && *emulator != '\0') {
+    options.endpoint = std::string("http://") + emulator;
+  } else {
+    ASSIGN_OR_RETURN(options.tokens, MakeDefaultTokenSource(Env::Default()));
+  }
+  return Open(std::move(options));
+}
+
+std::string FirestoreStore::DocumentsPath() const {
+  return "projects/" + options_.project_id + "/databases/" + options_.database_id + "/documents";
+}
+
+std::string FirestoreStore::SnapshotName(const std::string& agent_id,
+                                         const std::string& checkpoint_id) const {
+  return DocumentsPath() + "/checkpoints/" + agent_id + "/snapshots/" + checkpoint_id;
+}
+
+std::string FirestoreStore::AgentName(const std::string& agent_id) const {
+  return DocumentsPath() + "/agents/" + agent_id;
+}
+
+json FirestoreStore::AgentPrecondition(const AgentState& agent) {
+  return agent.exists ? json{{"updateTime", agent.update_time}} : json{{"exists", false}};
+}
+
+std::string FirestoreStore::WrittenUpdateTime(const json& reply, size_t index) {
+  const json& results = reply["writeResults"];
+  if (!results.is_array() || results.size() <= index) return "";
+  const json& r = results[index];
+  return r.contains("updateTime") && r["updateTime"].is_string()
+             ? r["updateTime"].get<std::string>()
+             : "";
+}
+
+StatusOr<json> FirestoreStore::Commit(const json& writes, CallInfo* info) {
+  json body = {{"writes", writes}};
+  return http_->Call("POST", ApiPath(DocumentsPath() + ":commit"), &body, info, Hedge::kYes);
+}
+
+StatusOr<PutResult> FirestoreStore::Put(const SealedCheckpoint& sealed, const PutOptions& opts) {
+  const Checkpoint& cp = sealed.doc;
+  RETURN_IF_ERROR(ValidateAgentId(cp.agent_id));
+  if (opts.keep < 1) return InvalidArgumentError("keep must be at least 1");
+  if (sealed.canonical.empty() || cp.content_sha256.size() != 64) {
+    return InvalidArgumentError("Put needs a sealed checkpoint (see Seal)");
+  }
+  if (!IsUuidV4(cp.checkpoint_id)) return InvalidArgumentError("checkpointId: not a UUID v4");
+  ASSIGN_OR_RETURN(json fields, CheckpointToFirestoreFields(sealed));
+  std::lock_guard<std::mutex> lock(write_mu_);
+  StatusOr<PutResult> result = PutLocked(sealed, fields, opts);
+  if (!result.ok()) {
+    // The store's state is not known any more: read it afresh next time.
+    agent_cache_.erase(cp.agent_id);
+    listing_cache_.erase(cp.agent_id);
+  }
+  return result;
+}
+
+StatusOr<PutResult> FirestoreStore::PutLocked(const SealedCheckpoint& sealed, const json& fields,
+                                              const PutOptions& opts) {
+  const Checkpoint& cp = sealed.doc;
+  const int keep = opts.keep;
+  const std::string snapshot = SnapshotName(cp.agent_id, cp.checkpoint_id);
+  Status last_conflict;
+  for (int round = 0; round < kConflictRounds; ++round) {
+    auto agent_it = agent_cache_.find(cp.agent_id);
+    bool fresh_read = agent_it == agent_cache_.end();
+    if (fresh_read) {
+      ASSIGN_OR_RETURN(AgentState fresh, ReadAgent(cp.agent_id));
+      agent_it = agent_cache_.emplace(cp.agent_id, std::move(fresh)).first;
+    }
+    const AgentState agent = agent_it->second;
+    if (opts.lease.has_value() &&
+        (agent.lease_holder != opts.lease->holder || agent.lease_epoch != opts.lease->epoch)) {
+      if (!fresh_read) {  // the cache may be behind: judge on the stored record
+        agent_cache_.erase(cp.agent_id);
+        ASSIGN_OR_RETURN(AgentState reread, ReadAgent(cp.agent_id));
+        agent_cache_[cp.agent_id] = reread;
+        if (reread.lease_holder == opts.lease->holder && reread.lease_epoch == opts.lease->epoch) {
+          continue;
+        }
+      }
+      const AgentState& now = agent_cache_[cp.agent_id];
+      return FailedPreconditionError(
+          LeaseLostMessage(*opts.lease, now.lease_holder, now.lease_epoch));
+    }
+    if (cp.sequence_number <= agent.last_sequence) {
+      return AlreadyExistsError("sequence " + std::to_string(cp.sequence_number) + " of agent " +
+                                cp.agent_id + " is not above the last written sequence " +
+                                std::to_string(agent.last_sequence) + ": another writer got there");
+    }
+    auto listing_it = listing_cache_.find(cp.agent_id);
+    if (listing_it == listing_cache_.end()) {
+      ASSIGN_OR_RETURN(Listing fresh, ReadListing(cp.agent_id));
+      listing_it = listing_cache_.emplace(cp.agent_id, std::move(fresh)).first;
+    }
+    Listing after = listing_it->second;
+    after[cp.sequence_number] = cp.checkpoint_id;
+    std::vector<std::pair<int64_t, std::string>> doomed;
+    int index = 0;
+    for (auto it = after.rbegin(); it != after.rend(); ++it, ++index) {
+      if (index >= keep) doomed.emplace_back(it->first, it->second);
+    }
+    if (static_cast<int>(doomed.size()) + 2 > kMaxWritesPerCommit) {
+      doomed.resize(kMaxWritesPerCommit - 2);  // the rest goes in the next Put or Prune
+    }
+
+    json writes = json::array();
+    writes.push_back({{"update", {{"name", snapshot}, {"fields", fields}}},
+                      {"currentDocument", {{"exists", false}}}});
+    json agent_write = {{"update",
+                         {{"name", AgentName(cp.agent_id)},
+                          {"fields",
+                           {{"agentId", StringValue(cp.agent_id)},
+                            {"lastSequence", IntegerValue(cp.sequence_number)},
+                            {"updatedAt", TimestampValue(options_.env->NowUnixMillis())}}}}},
+                        {"updateMask", {{"fieldPaths", {"agentId", "lastSequence", "updatedAt"}}}}};
+    agent_write["currentDocument"] = AgentPrecondition(agent);
+    writes.push_back(std::move(agent_write));
+    for (const auto& [seq, id] : doomed) {
+      writes.push_back({{"delete", SnapshotName(cp.agent_id, id)}});
+    }
+
+    CallInfo info;
+    StatusOr<json> reply = Commit(writes, &info);
+    if (reply.ok()) {
+      AgentState& cached = agent_cache_[cp.agent_id];
+      cached.exists = true;
+      cached.last_sequence = cp.sequence_number;
+      cached.update_time = WrittenUpdateTime(*reply, 1);
+      if (cached.update_time.empty()) agent_cache_.erase(cp.agent_id);
+      for (const auto& d : doomed) after.erase(d.first);
+      listing_cache_[cp.agent_id] = std::move(after);
+      return PutResult{static_cast<int>(doomed.size())};
+    }
+    if (!IsConflict(reply.status())) return reply.status();
+    if (info.maybe_applied_earlier) {
+      // An earlier attempt may have committed: the conflict could be our own write.
+      ASSIGN_OR_RETURN(auto existing, GetDocument(snapshot));
+      if (existing.has_value()) {
+        auto sha = (*existing)["fields"]["contentSha256"]["stringValue"];
+        if (sha.is_string() && sha.get<std::string>() == cp.content_sha256) {
+          agent_cache_.erase(cp.agent_id);
+          listing_cache_.erase(cp.agent_id);
+          return PutResult{static_cast<int>(doomed.size())};
+        }
+      }
+    }
+    last_conflict = reply.status();
+    agent_cache_.erase(cp.agent_id);
+    listing_cache_.erase(cp.agent_id);
+  }
+  return AlreadyExistsError("checkpoint " + cp.checkpoint_id + " at sequence " +
+                            std::to_string(cp.sequence_number) + " of agent " + cp.agent_id +
+                            " conflicts with another writer: " + last_conflict.message());
+}
+
+StatusOr<int> FirestoreStore::DeleteDocuments(const std::vector<std::string>& names) {
+  int deleted = 0;
+  for (size_t start = 0; start < names.size(); start += kMaxWritesPerCommit) {
+    json writes = json::array();
+    size_t end = std::min(names.size(), start + kMaxWritesPerCommit);
+    for (size_t i = start; i < end; ++i) writes.push_back({{"delete", names[i]}});
+    ASSIGN_OR_RETURN(json reply, Commit(writes));
+    deleted += static_cast<int>(end - start);
+  }
+  return deleted;
+}
+
+StatusOr<int> FirestoreStore::Prune(const std::string& agent_id, int keep) {
+  RETURN_IF_ERROR(ValidateAgentId(agent_id));
+  if (keep < 1) return InvalidArgumentError("keep must be at least 1");
+  std::lock_guard<std::mutex> lock(write_mu_);
+  listing_cache_.erase(agent_id);  // the next Put reads the listing afresh
+  int deleted = 0;
+  while (true) {
+    // The checkpoints beyond the newest `keep`, a batch at a time.
+    json query = {
+        {"select", {{"fields", {{{"fieldPath", "sequenceNumber"}}}}}},
+        {"orderBy", {{{"field", {{"fieldPath", "sequenceNumber"}}}, {"direction", "DESCENDING"}}}},
+        {"offset", keep},
+        {"limit", kMaxWritesPerCommit}};
+    ASSIGN_OR_RETURN(auto docs, RunSnapshotQuery(agent_id, std::move(query)));
+    std::vector<std::string> names;
+    for (const json& d : docs) names.push_back(d.value("name", ""));
+    ASSIGN_OR_RETURN(int n, DeleteDocuments(names));
+    deleted += n;
+    if (static_cast<int>(docs.size()) < kMaxWritesPerCommit) break;
+  }
+  return deleted;
+}
+
+StatusOr<int> FirestoreStore::DeleteExpired(int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  listing_cache_.clear();
+  int deleted = 0;
+  while (true) {
+    json query = {{"select", {{"fields", {{{"fieldPath", "sequenceNumber"}}}}}},
+                  {"where",
+                   {{"fieldFilter",
+                     {{"field", {{"fieldPath", "expireAt"}}},
+                      {"op", "LESS_THAN_OR_EQUAL"},
+                      {"value", TimestampValue(now_ms)}}}}},
+                  {"limit", kMaxWritesPerCommit}};
+    ASSIGN_OR_RETURN(auto docs, RunSnapshotQuery("", std::move(query)));
+    std::vector<std::string> names;
+    for (const json& d : docs) names.push_back(d.value("name", ""));
+    ASSIGN_OR_RETURN(int n, DeleteDocuments(names));
+    deleted += n;
+    if (static_cast<int>(docs.size()) < kMaxWritesPerCommit) break;
+  }
+  return deleted;
+}
+
+namespace {
+
+// The lease fields of an agents/{agentId} document (already decoded from Firestore values);
+// absent or mistyped fields leave the outputs as they are (no lease).
+void ReadLeaseFields(const json& f, std::string* holder, int64_t* epoch, int64_t* expires_at_ms) {
+  if (f.contains("leaseHolder") && f["leaseHolder"].is_string()) {
+    *holder = f["leaseHolder"].get<std::string>();
+  }
+  if (f.contains("leaseEpoch") && f["leaseEpoch"].is_number_integer()) {
+    *epoch = f["leaseEpoch"].get<int64_t>();
+  }
+  if (f.contains("leaseExpiresAtMs") && f["leaseExpiresAtMs"].is_number_integer()) {
+    *expires_at_ms = f["leaseExpiresAtMs"].get<int64_t>();
+  }
+}
+
+}  // namespace
+
+StatusOr<FirestoreStore::AgentState> FirestoreStore::ReadAgent(const std::string& agent_id) {
+  ASSIGN_OR_RETURN(auto doc, GetDocument(AgentName(agent_id)));
+  AgentState state;
+  if (!doc.has_value()) return state;
+  state.exists = true;
+  state.update_time = doc->value("updateTime", "");
+  ASSIGN_OR_RETURN(json fields, FirestoreFieldsToJson(doc->value("fields", json::object()), ""));
+  if (fields.contains("lastSequence") && fields["lastSequence"].is_number_integer()) {
+    state.last_sequence = fields["lastSequence"].get<int64_t>();
+  }
+  ReadLeaseFields(fields, &state.lease_holder, &state.lease_epoch, &state.lease_expires_at_ms);
+  return state;
+}
+
+StatusOr<AgentRecord> FirestoreStore::GetAgent(const std::string& agent_id) {
+  RETURN_IF_ERROR(ValidateAgentId(agent_id));
+  AgentRecord record;
+  record.agent_id = agent_id;
+  ASSIGN_OR_RETURN(auto doc, GetDocument(AgentName(agent_id)));
+  if (!doc.has_value()) return record;
+  auto fields = FirestoreFieldsToJson(doc->value("fields", json::object()), "");
+  if (!fields.ok()) return DataLossError("agents/" + agent_id + ": " + fields.status().message());
+  if ((*fields).contains("status") && (*fields)["status"].is_string()) {
+    record.status = (*fields)["status"].get<std::string>();
+  }
+  if ((*fields).contains("lastSequence") && (*fields)["lastSequence"].is_number_integer()) {
+    record.last_sequence = (*fields)["lastSequence"].get<int64_t>();
+  }
+  if ((*fields).contains("updatedAt") && (*fields)["updatedAt"].is_string()) {
+    auto ms = ParseRfc3339Millis((*fields)["updatedAt"].get<std::string>());
+    if (ms.ok()) record.updated_at_ms = *ms;
+  }
+  ReadLeaseFields(*fields, &record.lease_holder, &record.lease_epoch, &record.lease_expires_at_ms);
+  return record;
+}
+
+Status FirestoreStore::SetAgentStatus(const std::string& agent_id, const std::string& status,
+                                      int64_t now_ms) {
+  RETURN_IF_ERROR(ValidateAgentId(agent_id));
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Status last_conflict;
+  for (int round = 0; round < kConflictRounds; ++round) {
+    auto it = agent_cache_.find(agent_id);
+    if (it == agent_cache_.end()) {
+      ASSIGN_OR_RETURN(AgentState fresh, ReadAgent(agent_id));
+      it = agent_cache_.emplace(agent_id, std::move(fresh)).first;
+    }
+    AgentState agent = it->second;
+    json write = {{"update",
+                   {{"name", AgentName(agent_id)},
+                    {"fields",
+                     {{"agentId", StringValue(agent_id)},
+                      {"status", StringValue(status)},
+                      {"updatedAt", TimestampValue(now_ms)}}}}},
+                  {"updateMask", {{"fieldPaths", {"agentId", "status", "updatedAt"}}}}};
+    write["currentDocument"] = AgentPrecondition(agent);
+    StatusOr<json> reply = Commit(json::array({write}));
+    if (reply.ok()) {
+      agent.exists = true;
+      agent.update_time = WrittenUpdateTime(*reply, 0);
+      if (agent.update_time.empty()) {
+        agent_cache_.erase(agent_id);
+      } else {
+        agent_cache_[agent_id] = agent;
+      }
+      return OkStatus();
+    }
+    agent_cache_.erase(agent_id);
+    // A conflict: the record changed since it was read (a lease change, or this very write
+    // applied by an attempt whose reply was lost): read it again and set the status again.
+    if (!IsConflict(reply.status())) return reply.status();
+    last_conflict = reply.status();
+  }
+  return UnavailableError("status of agent " + agent_id +
+                          ": the agent record kept changing: " + last_conflict.message());
+}
+
+Status FirestoreStore::Ping() {
+  auto doc = GetDocument(DocumentsPath() + "/agents/.ping");
+  return doc.status();
+}
+
+}  // namespace agentckpt

@@ -1,0 +1,52 @@
+#include "store/sqlite/sqlite_schema.h"
+
+namespace agentckpt::internal {
+
+namespace {
+
+// Version 1. `document` holds the canonical JSON of the checkpoint without contentSha256 (the
+// exact bytes that were hashed); the other columns are copies for queries and are cross-checked
+// against the document when it is read.
+constexpr char kV1[] = R"sql(
+CREATE TABLE checkpoints (
+  row_id          INTEGER PRIMARY KEY,
+  agent_id        TEXT    NOT NULL,
+  sequence        INTEGER NOT NULL,
+  checkpoint_id   TEXT    NOT NULL UNIQUE,
+  timestamp_ms    INTEGER NOT NULL,
+  trigger_reason  TEXT    NOT NULL,
+  size_bytes      INTEGER NOT NULL,
+  expire_at_ms    INTEGER NOT NULL,
+  content_sha256  TEXT    NOT NULL,
+  document        BLOB    NOT NULL,
+  UNIQUE (agent_id, sequence)
+);
+CREATE INDEX checkpoints_by_expiry ON checkpoints (expire_at_ms);
+CREATE TABLE agents (
+  agent_id        TEXT    PRIMARY KEY,
+  status          TEXT    NOT NULL DEFAULT '',
+  updated_at_ms   INTEGER NOT NULL DEFAULT 0,
+  last_sequence   INTEGER NOT NULL DEFAULT 0
+);
+)sql";
+
+// Version 2: the agent's writer lease (see CheckpointStore::AcquireLease).
+constexpr char kV2[] = R"sql(
+ALTER TABLE agents ADD COLUMN lease_holder TEXT NOT NULL DEFAULT '';
+ALTER TABLE agents ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE agents ADD COLUMN lease_expires_at_ms INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+const Migration kMigrations[] = {
+    {1, "checkpoints and agents tables", kV1},
+    {2, "agent writer lease", kV2},
+};
+
+}  // namespace
+
+const Migration* SqliteMigrations(int* count) {
+  *count = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
+  return kMigrations;
+}
+
+}  // namespace agentckpt::internal

@@ -1,0 +1,160 @@
+#include "context/context_state.h"
+
+#include <gtest/gtest.h>
+
+#include "common/utf8.h"
+#include "tests/sidecar/sidecar_process.h"
+
+namespace agentckpt {
+namespace {
+
+using nlohmann::json;
+
+json FixtureBody() { return json::parse(testing::FixtureContextBody("checkpoint-16k.json")); }
+
+json ToolCall(const std::string& name, const std::string& input = "in") {
+  return {{"toolName", name},      {"timestamp", "2026-11-03T02:40:00.000Z"},
+          {"inputSummary", input}, {"outputSummary", "out"},
+          {"durationMs", 12},      {"success", true}};
+}
+
+TEST(SidecarContextStateTest, PutReplacesAndCountsRevisions) {
+  ContextState state;
+  EXPECT_EQ(state.Snapshot().revision, 0u);
+  auto u = state.Replace(FixtureBody());
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_TRUE(u->changed);
+  EXPECT_TRUE(u->phase_changed);  // a task appeared
+  EXPECT_EQ(u->revision, 1u);
+  ContextSnapshot s = state.Snapshot();
+  ASSERT_TRUE(s.active_task.has_value());
+  EXPECT_EQ(s.active_task->task_id, "task-4521");
+  EXPECT_EQ(s.active_task->phase, TaskPhase::kExecuting);
+  // The same content again is not a change.
+  auto again = state.Replace(FixtureBody());
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->changed);
+  EXPECT_FALSE(again->phase_changed);
+  EXPECT_EQ(again->revision, 1u);
+}
+
+TEST(SidecarContextStateTest, MergePatchFollowsRfc7386) {
+  ContextState state;
+  ASSERT_TRUE(state.Replace(FixtureBody()).ok());
+  auto progress = state.MergePatch({{"activeTask", {{"progress", 70}}}});
+  ASSERT_TRUE(progress.ok()) << progress.status().ToString();
+  EXPECT_TRUE(progress->changed);
+  EXPECT_FALSE(progress->phase_changed);
+  EXPECT_EQ(state.Snapshot().active_task->progress, 70);
+  EXPECT_EQ(state.Snapshot().active_task->title, "Blog post: NATS dead letter queues");
+
+  auto phase = state.MergePatch({{"activeTask", {{"phase", "reviewing"}}}});
+  ASSERT_TRUE(phase.ok());
+  EXPECT_TRUE(phase->phase_changed);
+
+  auto plan = state.MergePatch({{"contextSummary", {{"planOutline", {"one", "two"}}}}});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(state.Snapshot().summary.plan_outline, (std::vector<std::string>{"one", "two"}));
+
+  // null removes a member: no active task any more (not a phase change).
+  auto removed = state.MergePatch({{"activeTask", nullptr}});
+  ASSERT_TRUE(removed.ok());
+  EXPECT_FALSE(removed->phase_changed);
+  EXPECT_FALSE(state.Snapshot().active_task.has_value());
+}
+
+TEST(SidecarContextStateTest, RejectedRequestsLeaveTheContextExactlyAsItWas) {
+  ContextState state;
+  ASSERT_TRUE(state.Replace(FixtureBody()).ok());
+  const json before = state.ToJson();
+  const uint64_t revision = state.Snapshot().revision;
+
+  json no_summary = FixtureBody();
+  no_summary.erase("contextSummary");
+  json bad_phase = FixtureBody();
+  bad_phase["activeTask"]["phase"] = "sleeping";
+  json unknown = FixtureBody();
+  unknown["extra"] = 1;
+  json bad_type = FixtureBody();
+  bad_type["contextSummary"]["completedSteps"] = "many";
+  json bad_log = FixtureBody();
+  bad_log["contextSummary"]["toolCallLog"][0]["durationMs"] = -5;
+
+  struct Case {
+    json body;
+    std::string field;
+  };
+  for (const Case& c : std::vector<Case>{{json::array(), "document"},
+                                         {no_summary, "contextSummary"},
+                                         {bad_phase, "activeTask.phase"},
+                                         {unknown, "extra"},
+                                         {bad_type, "contextSummary.completedSteps"},
+                                         {bad_log, "contextSummary.toolCallLog[0].durationMs"}}) {
+    auto u = state.Replace(c.body);
+    ASSERT_FALSE(u.ok());
+    EXPECT_EQ(u.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(u.status().message().rfind(c.field + ": ", 0), 0u) << u.status().message();
+    EXPECT_EQ(state.ToJson(), before);
+  }
+  for (const json& patch :
+       {json{{"activeTask", {{"progress", 101}}}}, json{{"contextSummary", {{"draftContent", 5}}}},
+        json{{"contextSummary", nullptr}}, json{{"bogus", true}}, json("not an object")}) {
+    auto u = state.MergePatch(patch);
+    ASSERT_FALSE(u.ok()) << patch.dump();
+    EXPECT_EQ(state.ToJson(), before);
+  }
+  json bad_duration = ToolCall("t");
+  bad_duration["durationMs"] = "x";
+  for (const json& entry : {json::object(), json{{"toolName", 1}}, bad_duration}) {
+    ASSERT_FALSE(state.AppendToolCall(entry).ok()) << entry.dump();
+    EXPECT_EQ(state.ToJson(), before);
+  }
+  EXPECT_EQ(state.Snapshot().revision, revision);
+}
+
+TEST(SidecarContextStateTest, ToolCallsAreCutAndTheNewest50Kept) {
+  ContextState state;
+  ASSERT_TRUE(state.Replace(FixtureBody()).ok());
+  std::string long_input;
+  for (int i = 0; i < 150; ++i) long_input += "é";  // 2 bytes each
+  long_input += std::string(100, 'x');
+  for (int i = 0; i < 60; ++i) {
+    auto u = state.AppendToolCall(ToolCall("tool-" + std::to_string(i), long_input));
+    ASSERT_TRUE(u.ok()) << u.status().ToString();
+  }
+  const auto& log = state.Snapshot().summary.tool_call_log;
+  ASSERT_EQ(log.size(), 50u);
+  EXPECT_EQ(log.front().tool_name, "tool-10");
+  EXPECT_EQ(log.back().tool_name, "tool-59");
+  EXPECT_EQ(Utf8Length(log.back().input_summary), 200u);
+  EXPECT_TRUE(IsValidUtf8(log.back().input_summary));
+}
+
+TEST(SidecarContextStateTest, SeedDoesNotCountAsAChange) {
+  ContextState state;
+  Checkpoint cp;
+  cp.active_task = ActiveTask{"t", "title", TaskPhase::kPlanning, 10, 0};
+  cp.context_summary.draft_content = "draft";
+  state.Seed(cp);
+  EXPECT_EQ(state.Snapshot().revision, 0u);
+  EXPECT_EQ(state.Snapshot().summary.draft_content, "draft");
+  // Moving to another phase from the seeded one is a phase change.
+  auto u = state.MergePatch({{"activeTask", {{"phase", "executing"}}}});
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_TRUE(u->phase_changed);
+}
+
+TEST(SidecarContextStateTest, FreezeStopsIntake) {
+  ContextState state;
+  ASSERT_TRUE(state.Replace(FixtureBody()).ok());
+  const json before = state.ToJson();
+  state.Freeze();
+  EXPECT_EQ(state.Replace(FixtureBody()).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(state.MergePatch({{"activeTask", {{"progress", 1}}}}).status().code(),
+            StatusCode::kUnavailable);
+  EXPECT_EQ(state.AppendToolCall(ToolCall("t")).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(state.ToJson(), before);
+}
+
+}  // namespace
+}  // namespace agentckpt
