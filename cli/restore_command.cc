@@ -11,6 +11,7 @@
 #include "common/env.h"
 #include "redact/redactor.h"
 #include "replay/jetstream_replay.h"
+#include "restore/restored_event.h"
 #include "restore/restorer.h"
 
 namespace agentckpt {
@@ -208,7 +209,7 @@ int RestoreCommand::Execute() {
   if (!result.ok()) return ReportError("restore", result.status());
 
   if (json_) {
-    json j = result->EventJson();
+    json j = RestoredEventPayload(*result);
     j["agentId"] = agent_;
     j["dryRun"] = true;
     j["replayConfigured"] = use_nats;

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/status_macros.h"
 #include "restore/prompt_builder.h"
 #include "restore/workspace_conflict.h"
 #include "workspace/git_workspace.h"
@@ -55,14 +56,40 @@ Restorer::Restorer(Env* env, CheckpointStore* store, ReplaySource* replay, Resto
                    RestoreOptions options)
     : env_(env), store_(store), replay_(replay), events_(events), options_(std::move(options)) {}
 
+// One Run's state, handed from phase to phase.
+struct Restorer::RunState {
+  RunState(Env* env, bool dry_run, bool has_events)
+      : clock(env),
+        started_unix_ms(env->NowUnixMillis()),
+        live(!dry_run),
+        announce(live && has_events) {}
+  PhaseClock clock;
+  const int64_t started_unix_ms;
+  const bool live;      // not a dry run: status writes, stash and events
+  const bool announce;  // live, with somewhere to publish
+  double preload_ms = 0;  // the load of a preloaded checkpoint, counted in the load phase
+  std::optional<Checkpoint> cp;
+  std::optional<ReplayResult> replay;
+  std::optional<Workspace> ws_now;
+  RestoreResult r;
+};
+
 StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLatest* preloaded) {
   std::lock_guard<std::mutex> lock(mu_);
-  PhaseClock clock(env_);
-  const int64_t started_unix_ms = env_->NowUnixMillis();
-  RestoreResult r;
-  const bool live = !options_.dry_run;
-  const bool announce = live && events_ != nullptr;
+  RunState run(env_, options_.dry_run, events_ != nullptr);
+  RETURN_IF_ERROR(LoadPhase(agent_id, preloaded, &run));  // 1. "recovering"; the checkpoint
+  ReplayPhase(&run);                                       // 2. what arrived since it
+  PromptPhase(agent_id, &run);                             // 3. the workspace, then the prompt
+  ResumePhase(agent_id, &run);                             // 4. "active"; checkpoint.restored
+  return std::move(run.r);
+}
 
+Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preloaded,
+                           RunState* run) {
+  RestoreResult& r = run->r;
+  const int64_t started_unix_ms = run->started_unix_ms;
+  const bool live = run->live;
+  const bool announce = run->announce;
   if (live) {
     Status s = store_->SetAgentStatus(agent_id, kRecovering, started_unix_ms);
     if (!s.ok()) r.status_error = s.ToString();
@@ -70,8 +97,8 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
   }
 
   // Phase 1: load the newest checkpoint that verifies.
-  std::optional<Checkpoint> cp;
-  double preload_ms = 0;
+  std::optional<Checkpoint>& cp = run->cp;
+  double& preload_ms = run->preload_ms;
   StatusOr<LatestVerified> latest = NotFoundError("not loaded");
   if (preloaded != nullptr) {
     latest = std::move(preloaded->latest);
@@ -99,10 +126,15 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
     if (announce) events_->PublishFailed(agent_id, failed);
     return failed;
   }
-  r.timings.load_ms = preload_ms + clock.Lap();
+  r.timings.load_ms = preload_ms + run->clock.Lap();
+  return OkStatus();
+}
 
+void Restorer::ReplayPhase(RunState* run) {
+  RestoreResult& r = run->r;
+  const std::optional<Checkpoint>& cp = run->cp;
   // Phase 2: dry-run replay of what arrived since the checkpoint. Failures become a warning.
-  std::optional<ReplayResult> replay;
+  std::optional<ReplayResult>& replay = run->replay;
   if (cp && replay_ != nullptr) {
     if (!cp->nats_position) {
       r.replay_error = "the checkpoint has no stream position";
@@ -123,10 +155,16 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
       }
     }
   }
-  r.timings.replay_ms = clock.Lap();
+  r.timings.replay_ms = run->clock.Lap();
+}
 
+void Restorer::WorkspaceStep(RunState* run) {
+  RestoreResult& r = run->r;
+  const std::optional<Checkpoint>& cp = run->cp;
+  const bool live = run->live;
+  PhaseClock& clock = run->clock;
   // Workspace: read it; stash uncommitted changes the checkpoint does not account for.
-  std::optional<Workspace> ws_now;
+  std::optional<Workspace>& ws_now = run->ws_now;
   if (!options_.workspace_dir.empty()) {
     auto ws = ReadWorkspace(options_.workspace_dir);
     if (!ws.ok()) {
@@ -147,7 +185,13 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
     }
   }
   r.timings.workspace_ms = clock.Lap();
+}
 
+void Restorer::PromptPhase(const std::string& agent_id, RunState* run) {
+  WorkspaceStep(run);
+  RestoreResult& r = run->r;
+  const std::optional<Checkpoint>& cp = run->cp;
+  const std::optional<ReplayResult>& replay = run->replay;
   // Phase 3: the restoration prompt.
   PromptInput in;
   in.agent_id = agent_id;
@@ -159,7 +203,7 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
   in.replay_configured = replay_ != nullptr;
   in.replay = replay ? &*replay : nullptr;
   in.replay_error = r.replay_error;
-  in.workspace_now = ws_now;
+  in.workspace_now = run->ws_now;
   in.workspace_error = r.workspace_error;
   in.workspace_stashed = r.workspace_stashed;
   in.stash_message = r.stash_message;
@@ -171,8 +215,14 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
   r.prompt = std::move(prompt.text);
   r.prompt_tokens = prompt.tokens;
   r.prompt_cut = std::move(prompt.cut);
-  r.timings.prompt_ms = clock.Lap();
+  r.timings.prompt_ms = run->clock.Lap();
+}
 
+void Restorer::ResumePhase(const std::string& agent_id, RunState* run) {
+  RestoreResult& r = run->r;
+  PhaseClock& clock = run->clock;
+  const bool live = run->live;
+  const bool announce = run->announce;
   // Phase 4: resume: the agent is active again, then checkpoint.restored with the timings.
   if (live) {
     Status s = store_->SetAgentStatus(agent_id, kActive, env_->NowUnixMillis());
@@ -180,9 +230,8 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
     if (announce) events_->PublishStatus(agent_id, kActive);
   }
   r.timings.resume_ms = clock.Lap();
-  r.timings.total_ms = preload_ms + clock.Total();
+  r.timings.total_ms = run->preload_ms + clock.Total();
   if (announce) events_->PublishRestored(agent_id, r);
-  return r;
 }
 
 }  // namespace agentckpt

@@ -1,11 +1,12 @@
 // Restorer: turns the latest verified checkpoint plus the JetStream messages since into a
-// restoration prompt, in four timed phases (load, replay, prompt, resume). See DESIGN.md.
+// restoration prompt, in four timed phases: load, replay, prompt (after reading, and if need be
+// stashing, the workspace) and resume. RestoreResult holds what the phases found; the
+// checkpoint.restored event built from it is restore/restored_event.h.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,7 +40,9 @@ struct PhaseTimings {
   double workspace_ms = 0;  // reading (and stashing) the workspace, between replay and prompt
 };
 
+// What the phases of one restore found, phase by phase.
 struct RestoreResult {
+  // Load: the checkpoint used (none on a cold start) and the newer damaged ones passed over.
   bool cold_start = false;  // no checkpoint at all for the agent
   std::string checkpoint_id;
   int64_t sequence_number = 0;
@@ -47,23 +50,21 @@ struct RestoreResult {
   int64_t checkpoint_age_ms = 0;  // restore start (Env wall clock) minus the timestamp
   bool stale = false;
   std::vector<SkippedCheckpoint> skipped;  // corrupted newer checkpoints passed over
+  // Replay: the JetStream messages since the checkpoint.
   uint64_t handled = 0, pending = 0, replayed = 0, truncated = 0;
   std::string replay_error;  // non-empty if replay could not run (prompt says so)
+  // Workspace (read before the prompt): stashed uncommitted changes, or why it could not be.
   bool workspace_stashed = false;
   std::string stash_message;
   std::string stash_commit;     // hex id of the stash commit when stashed
   std::string workspace_error;  // non-empty if the workspace could not be read or stashed
-  std::string status_error;     // non-empty if writing the agent's status failed
+  // Load and resume: writing the agent's status.
+  std::string status_error;  // non-empty if writing the agent's status failed
+  // Prompt.
   size_t prompt_tokens = 0;
   std::vector<std::string> prompt_cut;  // prompt sections shortened to fit the token limit
   std::string prompt;
   PhaseTimings timings;
-  // The checkpoint.restored event payload (DESIGN.md / issue: checkpointId, sequenceNumber,
-  // stale, skippedCorrupt, handled, pending, replayed, truncated, promptTokens, phase timings,
-  // totalMs, coldStart). Also: skipped (id, sequence, reason), ageMs, replayError,
-  // workspaceStashed, stashMessage, workspaceError, statusError, promptCut. Timings are flat:
-  // loadMs, replayMs, workspaceMs, promptMs, resumeMs, totalMs.
-  nlohmann::json EventJson() const;
 };
 
 // Where the Restorer announces status and results (NATS in the sidecar). Implementations must
@@ -73,7 +74,7 @@ class RestoreEvents {
   virtual ~RestoreEvents() = default;
   // agent.{id}.status with {"agentId","status","at"}; status is "recovering" or "active".
   virtual void PublishStatus(const std::string& agent_id, const std::string& status) = 0;
-  // agent.{id}.checkpoint.restored with result.EventJson().
+  // agent.{id}.checkpoint.restored with RestoredEventPayload(result) (restored_event.h).
   virtual void PublishRestored(const std::string& agent_id, const RestoreResult& result) = 0;
   // agent.{id}.checkpoint.failed with {"operation":"restore","reason"}.
   virtual void PublishFailed(const std::string& agent_id, const Status& status) = 0;
@@ -103,6 +104,20 @@ class Restorer {
   StatusOr<RestoreResult> Run(const std::string& agent_id, PreloadedLatest* preloaded = nullptr);
 
  private:
+  struct RunState;  // one Run's state, handed from phase to phase (restorer.cc)
+  // The phases of Run, in order. Each records what it found and its time in the result.
+  // Phase 1: marks the agent "recovering", then loads (or takes the preloaded) checkpoint.
+  // The store's error (with a checkpoint.failed event) if it cannot be read; a cold start is OK.
+  Status LoadPhase(const std::string& agent_id, PreloadedLatest* preloaded, RunState* run);
+  // Phase 2: the dry-run replay since the checkpoint; a failure is kept as replay_error.
+  void ReplayPhase(RunState* run);
+  // Phase 3: the workspace (WorkspaceStep), then the restoration prompt.
+  void PromptPhase(const std::string& agent_id, RunState* run);
+  // Reads the workspace and stashes changes that conflict with the checkpoint (live runs).
+  void WorkspaceStep(RunState* run);
+  // Phase 4: marks the agent "active" and publishes checkpoint.restored.
+  void ResumePhase(const std::string& agent_id, RunState* run);
+
   Env* env_;
   CheckpointStore* store_;
   ReplaySource* replay_;

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "restore/restored_event.h"
+
 namespace agentckpt {
 namespace {
 
@@ -37,7 +39,7 @@ StatusOr<nlohmann::json> RestoreService::Run(PreloadedLatest* preloaded) {
     return result.status();
   }
   if (metrics_ != nullptr) metrics_->ObserveRestore(result->timings.total_ms / 1000.0);
-  nlohmann::json j = result->EventJson();
+  nlohmann::json j = RestoredEventPayload(*result);
   // The metadata as published on checkpoint.restored (e.g. a skipped checkpoint's reason); the
   // prompt is redacted as it is built (RestoreOptions::redact).
   if (redactor_ != nullptr) redactor_->RedactJson(&j);

@@ -12,6 +12,7 @@
 #include "checkpoint/canonical.h"
 #include "common/env.h"
 #include "replay/jetstream_replay.h"
+#include "restore/restored_event.h"
 #include "restore/restorer.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/jetstream_fixture.h"
@@ -33,7 +34,7 @@ class CountingEvents : public RestoreEvents {
     statuses.push_back(status);
   }
   void PublishRestored(const std::string&, const RestoreResult& result) override {
-    restored.push_back(result.EventJson());
+    restored.push_back(RestoredEventPayload(result));
   }
   void PublishFailed(const std::string&, const Status& status) override {
     failed.push_back(status.ToString());

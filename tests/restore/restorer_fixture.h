@@ -14,6 +14,7 @@
 
 #include "checkpoint/canonical.h"
 #include "common/fake_env.h"
+#include "restore/restored_event.h"
 #include "restore/restorer.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
@@ -31,7 +32,7 @@ class RecordingEvents : public RestoreEvents {
   }
   void PublishRestored(const std::string& agent_id, const RestoreResult& result) override {
     std::lock_guard<std::mutex> lock(mu_);
-    restored_.push_back(result.EventJson());
+    restored_.push_back(RestoredEventPayload(result));
     log_.push_back("restored@" + StoredStatus(agent_id));
   }
   void PublishFailed(const std::string&, const Status& status) override {
