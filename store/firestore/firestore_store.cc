@@ -9,6 +9,7 @@
 #include "common/ids.h"
 #include "common/status_macros.h"
 #include "common/time_format.h"
+#include "store/backend_rules.h"
 #include "store/firestore/firestore_value.h"
 
 namespace agentckpt {
@@ -120,11 +121,7 @@ StatusOr<json> FirestoreStore::Commit(const json& writes, CallInfo* info) {
 
 StatusOr<PutResult> FirestoreStore::Put(const SealedCheckpoint& sealed, const PutOptions& opts) {
   const Checkpoint& cp = sealed.doc;
-  RETURN_IF_ERROR(ValidateAgentId(cp.agent_id));
-  if (opts.keep < 1) return InvalidArgumentError("keep must be at least 1");
-  if (sealed.canonical.empty() || cp.content_sha256.size() != 64) {
-    return InvalidArgumentError("Put needs a sealed checkpoint (see Seal)");
-  }
+  RETURN_IF_ERROR(CheckPutArguments(sealed, opts));
   if (!IsUuidV4(cp.checkpoint_id)) return InvalidArgumentError("checkpointId: not a UUID v4");
   ASSIGN_OR_RETURN(json fields, CheckpointToFirestoreFields(sealed));
   std::lock_guard<std::mutex> lock(write_mu_);

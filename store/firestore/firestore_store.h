@@ -40,6 +40,7 @@
 #include <string>
 
 #include "common/env.h"
+#include "store/backend_rules.h"
 #include "store/checkpoint_store.h"
 #include "store/firestore/firestore_auth.h"
 #include "store/firestore/firestore_http.h"
@@ -60,7 +61,7 @@ struct FirestoreStoreOptions {
   int64_t hedge_after_ms = 50;  // 0: never hedge (see FirestoreHttpOptions)
 };
 
-class FirestoreStore final : public CheckpointStore {
+class FirestoreStore final : public LeaseRecordStore {
  public:
   // Opens a store with explicit options (no request is made). kInvalidArgument for a missing
   // project id.
@@ -71,27 +72,24 @@ class FirestoreStore final : public CheckpointStore {
   // kInvalidArgument for a malformed URL or setting.
   static StatusOr<std::unique_ptr<FirestoreStore>> OpenUrl(const std::string& url);
 
+  // The CheckpointStore contract (checkpoint_store.h), over the Firestore REST API, declared
+  // by the file that implements them. firestore_store.cc: a Put is one :commit (snapshot, agent
+  // record and pruning together) under the agent record's updateTime; deletes go out in :commit
+  // batches.
   StatusOr<PutResult> Put(const SealedCheckpoint& cp, const PutOptions& opts) override;
+  Status Ping() override;
+  StatusOr<int> Prune(const std::string& agent_id, int keep) override;
+  StatusOr<int> DeleteExpired(int64_t now_ms) override;
+  StatusOr<AgentRecord> GetAgent(const std::string& agent_id) override;  // agents/{agentId}
+  Status SetAgentStatus(const std::string& agent_id, const std::string& status,
+                        int64_t now_ms) override;
+  // firestore_store_read.cc: runQuery/get calls, hedged when hedge_after_ms is set.
   StatusOr<LatestVerified> GetLatestVerified(const std::string& agent_id) override;
   StatusOr<Checkpoint> GetById(const std::string& agent_id,
                                const std::string& checkpoint_id) override;
   StatusOr<Checkpoint> GetBySequence(const std::string& agent_id, int64_t sequence) override;
   StatusOr<std::vector<CheckpointInfo>> List(const std::string& agent_id, int limit) override;
-  StatusOr<int> Prune(const std::string& agent_id, int keep) override;
-  StatusOr<int> DeleteExpired(int64_t now_ms) override;
-  StatusOr<AgentRecord> GetAgent(const std::string& agent_id) override;
-  Status SetAgentStatus(const std::string& agent_id, const std::string& status,
-                        int64_t now_ms) override;
-  Status Ping() override;
-  StatusOr<Lease> AcquireLease(const std::string& agent_id, const std::string& holder,
-                               int64_t ttl_ms, int64_t now_ms) override;
-  StatusOr<Lease> AcquireOrTakeOverLease(const std::string& agent_id, const std::string& holder,
-                                         int64_t ttl_ms, int64_t now_ms,
-                                         const HolderIsDead& is_dead) override;
-  StatusOr<Lease> RenewLease(const std::string& agent_id, const LeaseToken& lease, int64_t ttl_ms,
-                             int64_t now_ms) override;
-  Status ReleaseLease(const std::string& agent_id, const LeaseToken& lease,
-                      int64_t now_ms) override;
+  // The writer lease: LeaseRecordStore's methods over ChangeLease (below).
 
   // HTTP requests sent so far, retries included (for benchmarks and tests).
   uint64_t requests_sent() const { return http_->requests_sent(); }
@@ -108,8 +106,6 @@ class FirestoreStore final : public CheckpointStore {
     int64_t lease_epoch = 0;
     int64_t lease_expires_at_ms = 0;
   };
-  // Decides the lease to store given the agent's record (write=false: store nothing).
-  using LeaseDecision = std::function<StatusOr<LeaseChange>(const AgentState&)>;
   using Listing = std::map<int64_t, std::string>;  // sequenceNumber -> checkpointId
 
   explicit FirestoreStore(FirestoreStoreOptions options);
@@ -138,9 +134,10 @@ class FirestoreStore final : public CheckpointStore {
                                 const PutOptions& opts);
   // One lease change: reads the agent record (cached when possible), asks `decide`, and
   // commits the new lease under the record's updateTime precondition, re-reading on conflict
-  // (firestore_store_lease.cc). Returns what `decide` returned.
+  // (firestore_store_lease.cc). Returns what `decide` returned. The lease methods
+  // (LeaseRecordStore, store/backend_rules.h) run on it.
   StatusOr<LeaseChange> ChangeLease(const std::string& agent_id, int64_t now_ms,
-                                    const LeaseDecision& decide);
+                                    const LeaseDecision& decide) override;
   StatusOr<int> DeleteDocuments(const std::vector<std::string>& names);
 
   FirestoreStoreOptions options_;

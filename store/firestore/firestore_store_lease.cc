@@ -2,6 +2,7 @@
 // agents/{agentId}, changed by one :commit under the record's updateTime precondition.
 #include "common/ids.h"
 #include "common/status_macros.h"
+#include "store/backend_rules.h"
 #include "common/time_format.h"
 #include "store/firestore/firestore_store.h"
 
@@ -31,13 +32,13 @@ StatusOr<LeaseChange> FirestoreStore::ChangeLease(const std::string& agent_id, i
       it = agent_cache_.emplace(agent_id, std::move(fresh)).first;
     }
     const AgentState agent = it->second;
-    StatusOr<LeaseChange> next = decide(agent);
+    StatusOr<LeaseChange> next = decide(LeaseOf(agent));
     if (!fresh_read && (!next.ok() || !next->write)) {
       // The verdict came from the cache, which may be behind: judge on the stored record.
       agent_cache_.erase(agent_id);
       ASSIGN_OR_RETURN(AgentState fresh, ReadAgent(agent_id));
       agent_cache_[agent_id] = fresh;
-      next = decide(fresh);
+      next = decide(LeaseOf(fresh));
     }
     if (!next.ok() || !next->write) return next;
     const AgentState& base = agent_cache_[agent_id];
@@ -87,49 +88,6 @@ StatusOr<LeaseChange> FirestoreStore::ChangeLease(const std::string& agent_id, i
   }
   return UnavailableError("lease of agent " + agent_id +
                           ": the agent record kept changing: " + last_conflict.message());
-}
-
-StatusOr<Lease> FirestoreStore::AcquireLease(const std::string& agent_id, const std::string& holder,
-                                             int64_t ttl_ms, int64_t now_ms) {
-  return AcquireOrTakeOverLease(agent_id, holder, ttl_ms, now_ms, nullptr);
-}
-
-StatusOr<Lease> FirestoreStore::AcquireOrTakeOverLease(const std::string& agent_id,
-                                                       const std::string& holder, int64_t ttl_ms,
-                                                       int64_t now_ms,
-                                                       const HolderIsDead& is_dead) {
-  ASSIGN_OR_RETURN(auto granted,
-                   ChangeLease(agent_id, now_ms, [&](const AgentState& a) -> StatusOr<LeaseChange> {
-                     Lease current{a.lease_holder, a.lease_epoch, a.lease_expires_at_ms};
-                     return DecideAcquire(current, holder, ttl_ms, now_ms, is_dead);
-                   }));
-  return granted.lease;
-}
-
-StatusOr<Lease> FirestoreStore::RenewLease(const std::string& agent_id, const LeaseToken& lease,
-                                           int64_t ttl_ms, int64_t now_ms) {
-  if (ttl_ms < 1) return InvalidArgumentError("lease ttl: must be positive");
-  ASSIGN_OR_RETURN(
-      auto renewed,
-      ChangeLease(agent_id, now_ms, [&](const AgentState& a) -> StatusOr<LeaseChange> {
-        if (a.lease_holder != lease.holder || a.lease_epoch != lease.epoch) {
-          return FailedPreconditionError(LeaseLostMessage(lease, a.lease_holder, a.lease_epoch));
-        }
-        return LeaseChange{true, Lease{lease.holder, lease.epoch, now_ms + ttl_ms}};
-      }));
-  return renewed.lease;
-}
-
-Status FirestoreStore::ReleaseLease(const std::string& agent_id, const LeaseToken& lease,
-                                    int64_t now_ms) {
-  return ChangeLease(agent_id, now_ms,
-                     [&](const AgentState& a) -> StatusOr<LeaseChange> {
-                       if (a.lease_holder != lease.holder || a.lease_epoch != lease.epoch) {
-                         return LeaseChange{};
-                       }
-                       return LeaseChange{true, Lease{"", lease.epoch, 0}};
-                     })
-      .status();
 }
 
 }  // namespace agentckpt

@@ -20,6 +20,7 @@
 
 #include "common/env.h"
 #include "common/status_macros.h"
+#include "store/backend_rules.h"
 #include "store/checkpoint_store.h"
 
 struct sqlite3;
@@ -33,7 +34,7 @@ struct SqliteStoreOptions {
   Env* env = nullptr;  // clock for agent status times; Env::Default() when null
 };
 
-class SqliteStore final : public CheckpointStore {
+class SqliteStore final : public LeaseRecordStore {
  public:
   // Opens (and creates, and migrates) the database at `path`; creates missing parent
   // directories. kUnavailable if the file cannot be opened, kDataLoss if it is not a database
@@ -42,27 +43,23 @@ class SqliteStore final : public CheckpointStore {
                                                      SqliteStoreOptions options = {});
   ~SqliteStore() override;
 
+  // The CheckpointStore contract (checkpoint_store.h). Here every call takes the store's mutex;
+  // a write is one SQLite transaction, synced as SqliteStoreOptions::durability says.
   StatusOr<PutResult> Put(const SealedCheckpoint& cp, const PutOptions& opts) override;
   StatusOr<LatestVerified> GetLatestVerified(const std::string& agent_id) override;
   StatusOr<Checkpoint> GetById(const std::string& agent_id,
                                const std::string& checkpoint_id) override;
+  // Reads of one agent's rows, newest first; Prune and DeleteExpired delete in one transaction.
   StatusOr<Checkpoint> GetBySequence(const std::string& agent_id, int64_t sequence) override;
   StatusOr<std::vector<CheckpointInfo>> List(const std::string& agent_id, int limit) override;
   StatusOr<int> Prune(const std::string& agent_id, int keep) override;
   StatusOr<int> DeleteExpired(int64_t now_ms) override;
+  // The agents table: status, last sequence and the writer lease.
   StatusOr<AgentRecord> GetAgent(const std::string& agent_id) override;
   Status SetAgentStatus(const std::string& agent_id, const std::string& status,
                         int64_t now_ms) override;
-  Status Ping() override;
-  StatusOr<Lease> AcquireLease(const std::string& agent_id, const std::string& holder,
-                               int64_t ttl_ms, int64_t now_ms) override;
-  StatusOr<Lease> AcquireOrTakeOverLease(const std::string& agent_id, const std::string& holder,
-                                         int64_t ttl_ms, int64_t now_ms,
-                                         const HolderIsDead& is_dead) override;
-  StatusOr<Lease> RenewLease(const std::string& agent_id, const LeaseToken& lease, int64_t ttl_ms,
-                             int64_t now_ms) override;
-  Status ReleaseLease(const std::string& agent_id, const LeaseToken& lease,
-                      int64_t now_ms) override;
+  Status Ping() override;  // a SELECT 1 on the open connection
+  // The writer lease: LeaseRecordStore's methods over ChangeLease (below).
 
   // Runs PRAGMA integrity_check. kDataLoss with SQLite's findings if the file is damaged.
   Status CheckIntegrity();
@@ -81,10 +78,10 @@ class SqliteStore final : public CheckpointStore {
   StatusOr<AgentRecord> GetAgentLocked(const std::string& agent_id);
   Status SetLeaseLocked(const std::string& agent_id, const Lease& lease, int64_t now_ms);
   // In one IMMEDIATE transaction: reads the agent's record, asks `decide` for the lease to
-  // store (write=false: store nothing) and stores it. Returns what `decide` returned.
-  using LeaseDecision = std::function<StatusOr<LeaseChange>(const AgentRecord&)>;
-  StatusOr<LeaseChange> LeaseTransaction(const std::string& agent_id, int64_t now_ms,
-                                         const LeaseDecision& decide);
+  // store (write=false: store nothing) and stores it. Returns what `decide` returned. The lease
+  // methods (LeaseRecordStore, store/backend_rules.h) run on it.
+  StatusOr<LeaseChange> ChangeLease(const std::string& agent_id, int64_t now_ms,
+                                    const LeaseDecision& decide) override;
   // Reads and verifies the row at (agent, sequence). kNotFound / kDataLoss.
   StatusOr<Checkpoint> ReadVerifiedLocked(const std::string& agent_id, int64_t sequence,
                                           std::string* checkpoint_id);

@@ -5,6 +5,7 @@
 
 #include "common/ids.h"
 #include "common/status_macros.h"
+#include "store/backend_rules.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace agentckpt {
@@ -44,11 +45,7 @@ std::string_view ColumnBlob(sqlite3_stmt* s, int i) {
 
 StatusOr<PutResult> SqliteStore::Put(const SealedCheckpoint& sealed, const PutOptions& opts) {
   const Checkpoint& cp = sealed.doc;
-  RETURN_IF_ERROR(ValidateAgentId(cp.agent_id));
-  if (opts.keep < 1) return InvalidArgumentError("keep must be at least 1");
-  if (sealed.canonical.empty() || cp.content_sha256.size() != 64) {
-    return InvalidArgumentError("Put needs a sealed checkpoint (see Seal)");
-  }
+  RETURN_IF_ERROR(CheckPutArguments(sealed, opts));
   std::lock_guard<std::mutex> lock(mu_);
   return InTransactionLocked([&]() -> StatusOr<PutResult> {
     {
