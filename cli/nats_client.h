@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "nats/nats_options.h"
 
 namespace CLI {
 class App;
@@ -20,17 +21,10 @@ class Option;
 
 namespace agentckpt {
 
-struct NatsClientOptions {
+// Authentication and TLS (NatsAuthOptions, nats/nats_options.h) as for the sidecar: the NKey
+// public key is derived from the seed when --nats-nkey is not given.
+struct NatsClientOptions : NatsAuthOptions {
   std::string nats_url = "nats://127.0.0.1:4222";
-  // Authentication and TLS, as for the sidecar (empty: unused).
-  std::string creds_file;
-  std::string nkey;
-  std::string nkey_seed_file;
-  std::string user;
-  std::string password;
-  std::string tls_ca_file;
-  std::string tls_cert_file;
-  std::string tls_key_file;
   int timeout_ms = 5000;  // connect, and each request made over the connection
 };
 
@@ -44,7 +38,7 @@ struct NatsConnectionCloser {
 using NatsConnectionPtr = std::unique_ptr<natsConnection, NatsConnectionCloser>;
 
 // Checks that the URL looks like one and that paired options come together (user and password,
-// nkey and seed, certificate and key). kInvalidArgument naming the flag. Thread-safe.
+// certificate and key; an nkey needs its seed). kInvalidArgument naming the flag. Thread-safe.
 Status CheckNatsClientOptions(const NatsClientOptions& options);
 
 // Connects once (no reconnects) with `options`; `client_name` is shown by the server.

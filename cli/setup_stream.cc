@@ -7,29 +7,20 @@
 #include <set>
 #include <string_view>
 
-#include "nats/ssl_call_lock.h"
 #include "common/status_macros.h"
 #include "nats/nats_connect.h"
+#include "nats/nats_handles.h"
+#include "nats/ssl_call_lock.h"
 
 namespace agentckpt {
 namespace {
 
 constexpr int64_t kNanosPerSecond = 1000000000;
 
-struct OptionsDeleter {
-  void operator()(natsOptions* o) const { natsOptions_Destroy(o); }
-};
-struct JsDeleter {
-  void operator()(jsCtx* js) const { jsCtx_Destroy(js); }
-};
-struct StreamInfoDeleter {
-  void operator()(jsStreamInfo* si) const { jsStreamInfo_Destroy(si); }
-};
-struct ConsumerInfoDeleter {
-  void operator()(jsConsumerInfo* ci) const { jsConsumerInfo_Destroy(ci); }
-};
-using StreamInfoPtr = std::unique_ptr<jsStreamInfo, StreamInfoDeleter>;
-using ConsumerInfoPtr = std::unique_ptr<jsConsumerInfo, ConsumerInfoDeleter>;
+using nats_handles::ConsumerInfoPtr;
+using nats_handles::JsCtxPtr;
+using nats_handles::OptionsPtr;
+using nats_handles::StreamInfoPtr;
 
 Status CheckName(const char* what, const std::string& name) {
   if (name.empty()) return InvalidArgumentError(std::string(what) + ": required");
@@ -199,47 +190,20 @@ StatusOr<NatsConnectionPtr> ConnectNats(const NatsClientOptions& o,
                                         const std::string& client_name) {
   natsOptions* raw = nullptr;
   if (natsOptions_Create(&raw) != NATS_OK) return InternalError("natsOptions_Create failed");
-  std::unique_ptr<natsOptions, OptionsDeleter> opts(raw);
-  auto bad = [](const char* setting, natsStatus s) {
-    return InvalidArgumentError(std::string(setting) + ": " + NatsDetail(s));
-  };
+  OptionsPtr opts(raw);
   natsStatus s;
   if ((s = natsOptions_SetURL(opts.get(), o.nats_url.c_str())) != NATS_OK) {
-    return bad("NATS_URL", s);
+    return NatsOptionError("NATS_URL", s);
   }
   natsOptions_SetName(opts.get(), client_name.c_str());
   natsOptions_SetTimeout(opts.get(), o.timeout_ms);
   natsOptions_SetAllowReconnect(opts.get(), false);
-  if (!o.creds_file.empty() && (s = natsOptions_SetUserCredentialsFromFiles(
-                                    opts.get(), o.creds_file.c_str(), nullptr)) != NATS_OK) {
-    return bad("NATS_CREDS", s);
-  }
-  if (!o.nkey_seed_file.empty() &&
-      (s = natsOptions_SetNKeyFromSeed(opts.get(), o.nkey.c_str(), o.nkey_seed_file.c_str())) !=
-          NATS_OK) {
-    return bad("NATS_NKEY_SEED", s);
-  }
-  if (!o.user.empty() &&
-      (s = natsOptions_SetUserInfo(opts.get(), o.user.c_str(), o.password.c_str())) != NATS_OK) {
-    return bad("NATS_USER", s);
-  }
-  if (!o.tls_ca_file.empty() || !o.tls_cert_file.empty()) {
-    if ((s = natsOptions_SetSecure(opts.get(), true)) != NATS_OK) return bad("NATS_TLS_CA", s);
-  }
-  if (!o.tls_ca_file.empty() &&
-      (s = natsOptions_LoadCATrustedCertificates(opts.get(), o.tls_ca_file.c_str())) != NATS_OK) {
-    return bad("NATS_TLS_CA", s);
-  }
-  if (!o.tls_cert_file.empty() &&
-      (s = natsOptions_LoadCertificatesChain(opts.get(), o.tls_cert_file.c_str(),
-                                             o.tls_key_file.c_str())) != NATS_OK) {
-    return bad("NATS_TLS_CERT", s);
-  }
-  // nats.c reads and writes one OpenSSL connection from two threads (common/ssl_call_lock.h).
+  RETURN_IF_ERROR(ApplyNatsAuthOptions(opts.get(), o));
+  // nats.c reads and writes one OpenSSL connection from two threads (nats/ssl_call_lock.h).
   (void)SslCallsAreSerialized();
   // A client that signs the server's nonce tries again before it calls its credentials
-  // refused (replay/nats_connect.h: nats.c drops one signature in 256).
-  const bool signs_nonce = !o.creds_file.empty() || !o.nkey_seed_file.empty();
+  // refused (nats/nats_connect.h: nats.c drops one signature in 256).
+  const bool signs_nonce = SignsNonce(o);
   natsConnection* nc = nullptr;
   s = ConnectRetryingRefusedSignature(opts.get(), signs_nonce ? kSignedConnectAttempts : 1, &nc);
   if (s == NATS_CONNECTION_AUTH_FAILED) {
@@ -260,8 +224,8 @@ Status CheckNatsClientOptions(const NatsClientOptions& o) {
   if (o.user.empty() != o.password.empty()) {
     return InvalidArgumentError("--nats-user and --nats-password must be given together");
   }
-  if (o.nkey.empty() != o.nkey_seed_file.empty()) {
-    return InvalidArgumentError("--nats-nkey and --nats-nkey-seed must be given together");
+  if (!o.nkey_public.empty() && o.nkey_seed_file.empty()) {
+    return InvalidArgumentError("--nats-nkey needs --nats-nkey-seed");
   }
   if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
     return InvalidArgumentError("--nats-tls-cert and --nats-tls-key must be given together");
@@ -288,7 +252,7 @@ Status SetupStream(const SetupStreamOptions& o, SetupStreamReport* report) {
   if (natsConnection_JetStream(&js_raw, nc.get(), &jo) != NATS_OK) {
     return InternalError("cannot create a JetStream context");
   }
-  std::unique_ptr<jsCtx, JsDeleter> js(js_raw);
+  JsCtxPtr js(js_raw);
 
   std::vector<const char*> subject_ptrs;
   for (const std::string& s : subjects) subject_ptrs.push_back(s.c_str());

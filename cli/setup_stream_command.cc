@@ -31,7 +31,7 @@ int ExitCode(const Status& s) {
 CLI::Option* AddNatsClientFlags(CLI::App* c, NatsClientOptions* o, bool url_from_env) {
   if (url_from_env) o->nats_url = EnvOr("NATS_URL", o->nats_url);
   o->creds_file = EnvOr("NATS_CREDS", o->creds_file);
-  o->nkey = EnvOr("NATS_NKEY", o->nkey);
+  o->nkey_public = EnvOr("NATS_NKEY", o->nkey_public);
   o->nkey_seed_file = EnvOr("NATS_NKEY_SEED", o->nkey_seed_file);
   o->user = EnvOr("NATS_USER", o->user);
   o->password = EnvOr("NATS_PASSWORD", o->password);
@@ -43,7 +43,8 @@ CLI::Option* AddNatsClientFlags(CLI::App* c, NatsClientOptions* o, bool url_from
                     url_from_env ? "NATS server URL (default: $NATS_URL)" : "NATS server URL");
   if (url_from_env) url->capture_default_str();
   c->add_option("--nats-creds", o->creds_file, "NATS credentials file (default: $NATS_CREDS)");
-  c->add_option("--nats-nkey", o->nkey, "NATS user NKey public key (default: $NATS_NKEY)");
+  c->add_option("--nats-nkey", o->nkey_public,
+                "NATS user NKey public key (default: $NATS_NKEY, else derived from the seed)");
   c->add_option("--nats-nkey-seed", o->nkey_seed_file,
                 "File holding the NKey seed (default: $NATS_NKEY_SEED)");
   c->add_option("--nats-user", o->user, "NATS user (default: $NATS_USER)");

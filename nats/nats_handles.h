@@ -8,6 +8,9 @@
 
 namespace agentckpt::nats_handles {
 
+struct OptionsDeleter {
+  void operator()(natsOptions* opts) const { natsOptions_Destroy(opts); }
+};
 struct JsCtxDeleter {
   void operator()(jsCtx* js) const { jsCtx_Destroy(js); }
 };
@@ -37,6 +40,7 @@ struct ConnectionDeleter {
   }
 };
 
+using OptionsPtr = std::unique_ptr<natsOptions, OptionsDeleter>;
 using JsCtxPtr = std::unique_ptr<jsCtx, JsCtxDeleter>;
 using StreamInfoPtr = std::unique_ptr<jsStreamInfo, StreamInfoDeleter>;
 using ConsumerInfoPtr = std::unique_ptr<jsConsumerInfo, ConsumerInfoDeleter>;

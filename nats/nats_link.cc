@@ -5,23 +5,13 @@
 #include <algorithm>
 #include <vector>
 
-#include "nats/ssl_call_lock.h"
+#include "common/status_macros.h"
 #include "nats/nats_connect.h"
+#include "nats/nats_handles.h"
+#include "nats/ssl_call_lock.h"
 #include "observability/json_log.h"
 
 namespace agentckpt {
-namespace {
-
-Status OptionError(const std::string& option, natsStatus s) {
-  return InvalidArgumentError(option + ": " + natsStatus_GetText(s) + " (" +
-                              nats_GetLastError(nullptr) + ")");
-}
-
-struct OptionsDeleter {
-  void operator()(natsOptions* o) const { natsOptions_Destroy(o); }
-};
-
-}  // namespace
 
 NatsLink::NatsLink(Metrics* metrics, int request_timeout_ms)
     : metrics_(metrics), request_timeout_ms_(request_timeout_ms) {}
@@ -30,13 +20,13 @@ NatsLink::~NatsLink() { Close(); }
 
 StatusOr<std::unique_ptr<NatsLink>> NatsLink::Connect(const NatsLinkOptions& o, Metrics* metrics) {
   std::unique_ptr<NatsLink> link(new NatsLink(metrics, o.request_timeout_ms));
-  // nats.c reads and writes one OpenSSL connection from two threads (common/ssl_call_lock.h).
+  // nats.c reads and writes one OpenSSL connection from two threads (nats/ssl_call_lock.h).
   if (!SslCallsAreSerialized()) {
     LogWarn("OpenSSL reads and writes are not serialised in this binary; NATS over TLS may race");
   }
   natsOptions* raw = nullptr;
   if (natsOptions_Create(&raw) != NATS_OK) return InternalError("natsOptions_Create failed");
-  std::unique_ptr<natsOptions, OptionsDeleter> opts(raw);
+  nats_handles::OptionsPtr opts(raw);
   // NATS_URL may list several servers separated by commas.
   std::vector<std::string> urls;
   for (size_t start = 0; start <= o.url.size();) {
@@ -52,7 +42,7 @@ StatusOr<std::unique_ptr<NatsLink>> NatsLink::Connect(const NatsLinkOptions& o, 
   if (servers.empty()) return InvalidArgumentError("NATS_URL: no server URL");
   natsStatus s =
       natsOptions_SetServers(opts.get(), servers.data(), static_cast<int>(servers.size()));
-  if (s != NATS_OK) return OptionError("NATS_URL", s);
+  if (s != NATS_OK) return NatsOptionError("NATS_URL", s);
   natsOptions_SetName(opts.get(), o.name.c_str());
   natsOptions_SetMaxReconnect(opts.get(), -1);
   natsOptions_SetReconnectWait(opts.get(), o.reconnect_wait_ms);
@@ -61,38 +51,12 @@ StatusOr<std::unique_ptr<NatsLink>> NatsLink::Connect(const NatsLinkOptions& o, 
   natsOptions_SetTimeout(opts.get(), 2000);
   natsOptions_SetDisconnectedCB(opts.get(), &NatsLink::OnDisconnected, link.get());
   natsOptions_SetReconnectedCB(opts.get(), &NatsLink::OnReconnected, link.get());
-  if (!o.creds_file.empty() && (s = natsOptions_SetUserCredentialsFromFiles(
-                                    opts.get(), o.creds_file.c_str(), nullptr)) != NATS_OK) {
-    return OptionError("NATS_CREDS", s);
-  }
-  if (!o.nkey_seed_file.empty() &&
-      (s = natsOptions_SetNKeyFromSeed(opts.get(), o.nkey_public.c_str(),
-                                       o.nkey_seed_file.c_str())) != NATS_OK) {
-    return OptionError("NATS_NKEY_SEED", s);
-  }
-  if (!o.user.empty() &&
-      (s = natsOptions_SetUserInfo(opts.get(), o.user.c_str(), o.password.c_str())) != NATS_OK) {
-    return OptionError("NATS_USER", s);
-  }
-  if (!o.tls_ca_file.empty() || !o.tls_cert_file.empty()) {
-    if ((s = natsOptions_SetSecure(opts.get(), true)) != NATS_OK) {
-      return OptionError("NATS_TLS_CA", s);
-    }
-  }
-  if (!o.tls_ca_file.empty() &&
-      (s = natsOptions_LoadCATrustedCertificates(opts.get(), o.tls_ca_file.c_str())) != NATS_OK) {
-    return OptionError("NATS_TLS_CA", s);
-  }
-  if (!o.tls_cert_file.empty() &&
-      (s = natsOptions_LoadCertificatesChain(opts.get(), o.tls_cert_file.c_str(),
-                                             o.tls_key_file.c_str())) != NATS_OK) {
-    return OptionError("NATS_TLS_CERT", s);
-  }
+  RETURN_IF_ERROR(ApplyNatsAuthOptions(opts.get(), o));
   // One synchronous attempt first, so that credentials or TLS the server rejects are reported
   // as bad settings; an unreachable server is retried in the background. A client that signs
   // the server's nonce makes up to kSignedConnectAttempts connections before it calls its
-  // credentials refused (replay/nats_connect.h: nats.c drops one signature in 256).
-  const bool signs_nonce = !o.creds_file.empty() || !o.nkey_seed_file.empty();
+  // credentials refused (nats/nats_connect.h: nats.c drops one signature in 256).
+  const bool signs_nonce = SignsNonce(o);
   natsConnection* nc = nullptr;
   int connections = 0;
   s = ConnectRetryingRefusedSignature(opts.get(), signs_nonce ? kSignedConnectAttempts : 1, &nc,
@@ -106,9 +70,9 @@ StatusOr<std::unique_ptr<NatsLink>> NatsLink::Connect(const NatsLinkOptions& o, 
                           : !o.creds_file.empty()     ? "NATS_CREDS"
                           : !o.nkey_seed_file.empty() ? "NATS_NKEY_SEED"
                                                       : "NATS_URL";
-    return OptionError(setting + ": the server refused the credentials", s);
+    return NatsOptionError(setting + ": the server refused the credentials", s);
   }
-  if (s == NATS_SSL_ERROR) return OptionError("NATS_TLS_CA: TLS handshake failed", s);
+  if (s == NATS_SSL_ERROR) return NatsOptionError("NATS_TLS_CA: TLS handshake failed", s);
   if (s == NATS_OK) {
     metrics->SetNatsConnected(true);
   } else {
@@ -120,7 +84,7 @@ StatusOr<std::unique_ptr<NatsLink>> NatsLink::Connect(const NatsLinkOptions& o, 
       metrics->SetNatsConnected(false);
       LogWarn("nats not reachable yet; retrying in the background", {{"url", o.url}});
     } else {
-      return OptionError("NATS_URL", s);
+      return NatsOptionError("NATS_URL", s);
     }
   }
   link->nc_ = nc;

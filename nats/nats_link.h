@@ -18,6 +18,7 @@
 
 #include "checkpoint/checkpoint.h"
 #include "common/status.h"
+#include "nats/nats_options.h"
 #include "observability/metrics.h"
 
 struct __natsConnection;
@@ -27,11 +28,10 @@ struct __natsMsg;
 
 namespace agentckpt {
 
-struct NatsLinkOptions {
+// The link's settings; authentication and TLS are NatsAuthOptions (nats_options.h).
+struct NatsLinkOptions : NatsAuthOptions {
   std::string url;
   std::string name;  // client name shown by the server
-  std::string creds_file, nkey_seed_file, nkey_public, user, password;
-  std::string tls_ca_file, tls_cert_file, tls_key_file;
   int reconnect_wait_ms = 1000;
   int64_t buffer_bytes = 8 << 20;
   int request_timeout_ms = 1000;  // JetStream API calls
