@@ -13,6 +13,7 @@
 
 #include "cli/terminal_output.h"
 #include "common/ids.h"
+#include "sidecar/config.h"
 
 namespace agentckpt {
 namespace {
@@ -228,8 +229,10 @@ int CreateCommand::Execute() {
   if (agent_.empty()) {
     return ReportError("create", InvalidArgumentError("--agent (or $AGENT_ID) is required"));
   }
-  Status s = ValidateAgentId(agent_);
-  if (s.ok()) s = CheckNatsClientOptions(nats_);
+  if (Status bad = CheckAgentIdSetting(agent_); !bad.ok()) {
+    return ReportSettingError("create", bad);
+  }
+  Status s = CheckNatsClientOptions(nats_);
   if (!s.ok()) return ReportError("create", s);
   nats_.timeout_ms = std::min(nats_.timeout_ms, static_cast<int>(timeout_s_ * 1000) + 1);
   auto nc = ConnectNats(nats_, "agentckpt create");

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -13,27 +13,12 @@
 #include "replay/jetstream_replay.h"
 #include "restore/restored_event.h"
 #include "restore/restorer.h"
+#include "sidecar/config.h"
 
 namespace agentckpt {
 namespace {
 
 using nlohmann::json;
-
-std::string EnvOr(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
-// Reads an integer setting's default from its environment variable (kept if unset or bad; a
-// bad value is reported by Execute through the flag check).
-template <typename T>
-void IntFromEnv(const char* name, T* value) {
-  const std::string text = EnvOr(name, "");
-  if (text.empty()) return;
-  char* end = nullptr;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (end != nullptr && *end == '\0') *value = static_cast<T>(v);
-}
 
 // Wraps the JetStream replay: shows the phase on the progress line, and reads the stream and
 // consumer given on the command line instead of those recorded in the checkpoint, if any.
@@ -107,18 +92,17 @@ void PrintHuman(const std::string& agent, const RestoreResult& r, bool replay_co
 }  // namespace
 
 RestoreCommand::RestoreCommand(CLI::App* app) {
-  agent_ = EnvOr("AGENT_ID", "");
-  workspace_ = EnvOr("WORKSPACE_DIR", "");
-  redact_patterns_ = EnvOr("CKPT_REDACT_PATTERNS", "");
-  IntFromEnv("CKPT_REPLAY_MAX", &replay_max_);
-  IntFromEnv("CKPT_PROMPT_MAX_TOKENS", &prompt_max_tokens_);
-  IntFromEnv("CKPT_STALE_AFTER_S", &stale_after_s_);
   command_ = app->add_subcommand(
       "restore",
       "Dry-run a restore: print the restoration prompt and the phase timings (publishes "
       "nothing, stashes nothing, writes nothing; --dry-run is required)");
   CLI::App* c = command_;
-  c->add_option("--agent", agent_, "Agent id (default: $AGENT_ID)");
+  // The settings shared with `agentckpt run` are strings here, read and checked by its parser
+  // (sidecar/config.h ResolveRestoreSettings) with their environment variables.
+  auto shared = [&](const std::string& name, const std::string& setting, const std::string& help) {
+    shared_flags_.push_back({setting, c->add_option(name, shared_values_[setting], help)});
+  };
+  shared("--agent", "agent-id", "Agent id (default: $AGENT_ID)");
   c->add_flag("--dry-run", dry_run_, "Required: run the phases without any side effect");
   AddStoreFlags(c, &store_);
   nats_flag_ = AddNatsClientFlags(c, &nats_, /*url_from_env=*/false);
@@ -129,36 +113,36 @@ RestoreCommand::RestoreCommand(CLI::App* app) {
   c->add_option("--timeout-ms", nats_.timeout_ms, "NATS connect timeout and replay deadline")
       ->check(CLI::Range(100, 600000))
       ->capture_default_str();
-  c->add_option("--workspace", workspace_, "Workspace to read (default: $WORKSPACE_DIR)");
-  c->add_option("--redact-patterns", redact_patterns_,
-                "Extra redaction rules for replayed bodies, as the sidecar's "
-                "($CKPT_REDACT_PATTERNS)");
-  c->add_option("--replay-max", replay_max_, "Messages replayed at most ($CKPT_REPLAY_MAX)")
-      ->check(CLI::Range(0, 10000))
-      ->capture_default_str();
-  c->add_option("--prompt-max-tokens", prompt_max_tokens_,
-                "Prompt size limit ($CKPT_PROMPT_MAX_TOKENS)")
-      ->check(CLI::Range(500, 100000))
-      ->capture_default_str();
-  c->add_option("--stale-after-s", stale_after_s_,
-                "A checkpoint older than this is stale ($CKPT_STALE_AFTER_S)")
-      ->check(CLI::Range(int64_t{1}, int64_t{365} * 86400))
-      ->capture_default_str();
+  shared("--workspace", "workspace-dir", "Workspace to read (default: $WORKSPACE_DIR)");
+  shared("--redact-patterns", "redact-patterns",
+         "Extra redaction rules for replayed bodies, as the sidecar's ($CKPT_REDACT_PATTERNS)");
+  shared("--replay-max", "replay-max", "Messages replayed at most ($CKPT_REPLAY_MAX, default 50)");
+  shared("--prompt-max-tokens", "prompt-max-tokens",
+         "Prompt size limit ($CKPT_PROMPT_MAX_TOKENS, default 4000)");
+  shared("--stale-after-s", "stale-after-s",
+         "A checkpoint older than this is stale ($CKPT_STALE_AFTER_S, default 900)");
   c->add_flag("--json", json_, "Machine-readable JSON on stdout (the prompt included)");
 }
 
 bool RestoreCommand::Selected() const { return command_->parsed(); }
 
 int RestoreCommand::Execute() {
+  std::map<std::string, std::string> given;
+  for (const auto& [setting, option] : shared_flags_) {
+    if (option->count() > 0) given[setting] = shared_values_[setting];
+  }
+  StatusOr<RestoreSettings> settings = ResolveRestoreSettings(given, ProcessEnvLookup());
+  if (!settings.ok()) return ReportSettingError("restore", settings.status());
+  const std::string& agent = settings->agent_id;
   if (!dry_run_) {
     std::fprintf(stderr,
                  "agentckpt restore: only --dry-run is supported here. A live restore is the "
                  "sidecar's job: POST /v1/restore on its HTTP API, or a request on "
                  "agent.%s.checkpoint.restore.\n",
-                 agent_.empty() ? "{id}" : agent_.c_str());
+                 agent.empty() ? "{id}" : agent.c_str());
     return 2;
   }
-  if (agent_.empty()) {
+  if (agent.empty()) {
     return ReportError("restore", InvalidArgumentError("--agent (or $AGENT_ID) is required"));
   }
   const bool use_nats = nats_flag_->count() > 0;
@@ -167,13 +151,13 @@ int RestoreCommand::Execute() {
   }
   // Replayed bodies are redacted as the sidecar does, so the prompt is the one it would build.
   Redactor redactor;
-  if (!redact_patterns_.empty()) {
-    Status patterns = redactor.AddPatternsFromFile(redact_patterns_);
+  if (!settings->redact_patterns_file.empty()) {
+    Status patterns = redactor.AddPatternsFromFile(settings->redact_patterns_file);
     if (!patterns.ok()) {
       return ReportError("restore", patterns.WithContext("--redact-patterns"));
     }
   }
-  auto store = OpenStoreFromFlags(store_, agent_);
+  auto store = OpenStoreFromFlags(store_, agent);
   if (!store.ok()) return ReportError("restore", store.status());
 
   Progress progress;
@@ -197,26 +181,26 @@ int RestoreCommand::Execute() {
 
   RestoreOptions options;
   options.dry_run = true;
-  options.replay_max = static_cast<size_t>(replay_max_);
-  options.prompt_max_tokens = static_cast<size_t>(prompt_max_tokens_);
-  options.stale_after_ms = stale_after_s_ * 1000;
-  options.workspace_dir = workspace_;
+  options.replay_max = static_cast<size_t>(settings->replay_max);
+  options.prompt_max_tokens = static_cast<size_t>(settings->prompt_max_tokens);
+  options.stale_after_ms = settings->stale_after_s * 1000;
+  options.workspace_dir = settings->workspace_dir;
   options.redact = [&redactor](std::string_view text) { return redactor.Redact(text); };
   Restorer restorer(Env::Default(), store->get(), replay.get(), /*events=*/nullptr, options);
-  progress.Update("restore (dry run): loading the latest verified checkpoint of " + agent_, true);
-  auto result = restorer.Run(agent_);
+  progress.Update("restore (dry run): loading the latest verified checkpoint of " + agent, true);
+  auto result = restorer.Run(agent);
   progress.Done();
   if (!result.ok()) return ReportError("restore", result.status());
 
   if (json_) {
     json j = RestoredEventPayload(*result);
-    j["agentId"] = agent_;
+    j["agentId"] = agent;
     j["dryRun"] = true;
     j["replayConfigured"] = use_nats;
     j["prompt"] = result->prompt;
     std::printf("%s\n", j.dump(2).c_str());
   } else {
-    PrintHuman(agent_, *result, use_nats);
+    PrintHuman(agent, *result, use_nats);
   }
   return 0;
 }

@@ -19,7 +19,10 @@
 // --dry-run, 3 the store or NATS is unavailable.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/nats_client.h"
 #include "cli/store_flags.h"
@@ -33,7 +36,8 @@ namespace agentckpt {
 
 class RestoreCommand {
  public:
-  // Adds the `restore` subcommand to `app`; defaults are read from the environment now.
+  // Adds the `restore` subcommand to `app`. The settings it shares with `agentckpt run` are
+  // read from the flags and the environment by Execute, with run's checks and messages.
   explicit RestoreCommand(CLI::App* app);
   // True if `restore` was selected; then Execute() runs it and returns the exit code.
   bool Selected() const;
@@ -42,16 +46,14 @@ class RestoreCommand {
  private:
   CLI::App* command_;
   CLI::Option* nats_flag_;
-  std::string agent_;
+  // The settings shared with `agentckpt run` (named as in sidecar/config.h SettingSpecs): their
+  // options and the values given.
+  std::vector<std::pair<std::string, CLI::Option*>> shared_flags_;
+  std::map<std::string, std::string> shared_values_;
   StoreFlags store_;
   NatsClientOptions nats_;
   std::string stream_;
   std::string consumer_;
-  std::string workspace_;
-  std::string redact_patterns_;
-  int replay_max_ = 50;
-  int prompt_max_tokens_ = 4000;
-  int64_t stale_after_s_ = 900;
   bool dry_run_ = false;
   bool json_ = false;
 };

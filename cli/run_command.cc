@@ -10,9 +10,10 @@
 #include <cstdio>
 #include <thread>
 
-#include "sidecar/config.h"
+#include "cli/terminal_output.h"
 #include "http/http_server.h"
 #include "observability/json_log.h"
+#include "sidecar/config.h"
 #include "sidecar/sidecar.h"
 
 namespace agentckpt {
@@ -51,10 +52,7 @@ int RunCommand::Execute() { return RunSidecarMain(values_); }
 
 int RunSidecarMain(const std::map<std::string, std::string>& flags) {
   auto config = ResolveConfig(flags, ProcessEnvLookup());
-  if (!config.ok()) {
-    std::fprintf(stderr, "agentckpt run: %s\n", config.status().message().c_str());
-    return 2;
-  }
+  if (!config.ok()) return ReportSettingError("run", config.status());
   // Signals are taken by sigwait below; every thread started from here on inherits the mask.
   sigset_t signals;
   sigemptyset(&signals);

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/setup_stream.h"
+#include "cli/terminal_output.h"
+#include "sidecar/config.h"
 
 namespace agentckpt {
 namespace {
@@ -98,6 +100,9 @@ int SetupStreamCommand::Execute() {
   if (options_.agent_id.empty()) {
     std::fprintf(stderr, "agentckpt setup-stream: --agent (or $AGENT_ID) is required\n");
     return 2;
+  }
+  if (Status bad = CheckAgentIdSetting(options_.agent_id); !bad.ok()) {
+    return ReportSettingError("setup-stream", bad);
   }
   SetupStreamReport report;
   Status s = SetupStream(options_, &report);

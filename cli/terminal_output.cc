@@ -136,4 +136,9 @@ int ReportError(const std::string& command, const Status& status) {
   }
 }
 
+int ReportSettingError(const std::string& command, const Status& status) {
+  std::fprintf(stderr, "agentckpt %s: %s\n", command.c_str(), status.message().c_str());
+  return 2;
+}
+
 }  // namespace agentckpt

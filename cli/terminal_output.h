@@ -72,4 +72,8 @@ class Progress {
 // 2 for kInvalidArgument, 3 for kUnavailable and kDeadlineExceeded, 1 for anything else.
 int ReportError(const std::string& command, const Status& status);
 
+// Prints "agentckpt <command>: <message>" on stderr for a bad setting (SettingReader's errors,
+// sidecar/config.h) and returns 2: the same line and exit code in every subcommand.
+int ReportSettingError(const std::string& command, const Status& status);
+
 }  // namespace agentckpt

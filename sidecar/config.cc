@@ -29,98 +29,22 @@ bool IsReadableFile(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-class Resolver {
- public:
-  Resolver(const std::map<std::string, std::string>& flags, const EnvLookup& env)
-      : flags_(flags), env_(env) {}
-
-  // The raw value of a setting, flag first; nullopt when neither is set.
-  std::optional<std::string> Raw(const SettingSpec& spec) const {
-    auto it = flags_.find(spec.flag);
-    if (it != flags_.end()) return it->second;
-    auto v = env_(spec.env);
-    if (v && !v->empty()) return v;
-    return std::nullopt;
-  }
-
-  Status String(const std::string& flag, std::string* out) const {
-    const SettingSpec& spec = Spec(flag);
-    auto v = Raw(spec);
-    if (v) *out = *v;
-    return OkStatus();
-  }
-
-  Status Int(const std::string& flag, int64_t lo, int64_t hi, int64_t* out) const {
-    const SettingSpec& spec = Spec(flag);
-    auto v = Raw(spec);
-    if (!v) return OkStatus();
-    int64_t parsed = 0;
-    const char* end = v->data() + v->size();
-    auto [ptr, ec] = std::from_chars(v->data(), end, parsed);
-    if (ec != std::errc() || ptr != end || parsed < lo || parsed > hi) {
-      return InvalidArgumentError(spec.env + " (--" + spec.flag + "): expected an integer from " +
-                                  std::to_string(lo) + " to " + std::to_string(hi) + ", got \"" +
-                                  *v + "\"");
-    }
-    *out = parsed;
-    return OkStatus();
-  }
-
-  Status Int32(const std::string& flag, int64_t lo, int64_t hi, int* out) const {
-    int64_t v = *out;
-    Status s = Int(flag, lo, hi, &v);
-    *out = static_cast<int>(v);
-    return s;
-  }
-
-  Status Bool(const std::string& flag, bool* out) const {
-    const SettingSpec& spec = Spec(flag);
-    auto v = Raw(spec);
-    if (!v) return OkStatus();
-    if (*v == "true" || *v == "1" || *v == "yes") {
-      *out = true;
-    } else if (*v == "false" || *v == "0" || *v == "no") {
-      *out = false;
-    } else {
-      return InvalidArgumentError(spec.env + " (--" + spec.flag +
-                                  "): expected true or false, got \"" + *v + "\"");
-    }
-    return OkStatus();
-  }
-
-  static Status Bad(const std::string& flag, const std::string& why) {
-    const SettingSpec& spec = Spec(flag);
-    return InvalidArgumentError(spec.env + " (--" + spec.flag + "): " + why);
-  }
-
-  static const SettingSpec& Spec(const std::string& flag) {
-    for (const SettingSpec& s : SettingSpecs()) {
-      if (s.flag == flag) return s;
-    }
-    std::abort();  // a setting name not in the table is a programming error
-  }
-
- private:
-  const std::map<std::string, std::string>& flags_;
-  const EnvLookup& env_;
-};
-
 Status ParseHttpAddr(const std::string& addr, SidecarConfig* cfg) {
   size_t colon = addr.rfind(':');
   if (colon == std::string::npos || colon == 0) {
-    return Resolver::Bad("http-addr", "expected HOST:PORT, got \"" + addr + "\"");
+    return SettingReader::Bad("http-addr", "expected HOST:PORT, got \"" + addr + "\"");
   }
   std::string host = addr.substr(0, colon);
   std::string port = addr.substr(colon + 1);
   int p = 0;
   auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
   if (ec != std::errc() || ptr != port.data() + port.size() || p < 1 || p > 65535) {
-    return Resolver::Bad("http-addr", "port must be 1-65535, got \"" + port + "\"");
+    return SettingReader::Bad("http-addr", "port must be 1-65535, got \"" + port + "\"");
   }
   for (char c : host) {
     bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' ||
               c == '[' || c == ']';
-    if (!ok) return Resolver::Bad("http-addr", "bad host \"" + host + "\"");
+    if (!ok) return SettingReader::Bad("http-addr", "bad host \"" + host + "\"");
   }
   cfg->http_host = host;
   cfg->http_port = p;
@@ -134,17 +58,45 @@ Status CheckFile(const std::string& flag, const std::string& path) {
   if (path.empty()) return OkStatus();
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
-    return Resolver::Bad(flag, "no readable file at \"" + path + "\": " + std::strerror(errno));
+    return SettingReader::Bad(flag,
+                              "no readable file at \"" + path + "\": " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) {
-    return Resolver::Bad(flag, "no readable file at \"" + path + "\": not a regular file");
+    return SettingReader::Bad(flag, "no readable file at \"" + path + "\": not a regular file");
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return Resolver::Bad(flag, "no readable file at \"" + path + "\": " + std::strerror(errno));
+    return SettingReader::Bad(flag,
+                              "no readable file at \"" + path + "\": " + std::strerror(errno));
   }
   ::close(fd);
   return OkStatus();
+}
+
+Status ReadAgentId(const SettingReader& r, std::string* agent_id) {
+  RETURN_IF_ERROR(r.String("agent-id", agent_id));
+  return CheckAgentIdSetting(*agent_id);
+}
+
+Status ReadRedactPatterns(const SettingReader& r, std::string* file) {
+  RETURN_IF_ERROR(r.String("redact-patterns", file));
+  return CheckFile("redact-patterns", *file);
+}
+
+Status ReadWorkspaceDir(const SettingReader& r, std::string* dir) {
+  RETURN_IF_ERROR(r.String("workspace-dir", dir));
+  if (!dir->empty() && !IsDirectory(*dir)) {
+    return SettingReader::Bad("workspace-dir", "no directory at \"" + *dir + "\"");
+  }
+  return OkStatus();
+}
+
+// CKPT_STALE_AFTER_S, CKPT_REPLAY_MAX and CKPT_PROMPT_MAX_TOKENS, in that order.
+Status ReadRestoreLimits(const SettingReader& r, int64_t* stale_after_s, int* replay_max,
+                         int* prompt_max_tokens) {
+  RETURN_IF_ERROR(r.Int("stale-after-s", 1, 31536000, stale_after_s));
+  RETURN_IF_ERROR(r.Int32("replay-max", 0, 10000, replay_max));
+  return r.Int32("prompt-max-tokens", 256, 200000, prompt_max_tokens);
 }
 
 }  // namespace
@@ -215,9 +167,29 @@ EnvLookup ProcessEnvLookup() {
   };
 }
 
+Status CheckAgentIdSetting(const std::string& agent_id) {
+  if (agent_id.empty()) return OkStatus();
+  if (Status s = ValidateAgentId(agent_id); !s.ok()) {
+    return SettingReader::Bad("agent-id", s.message());
+  }
+  return OkStatus();
+}
+
+StatusOr<RestoreSettings> ResolveRestoreSettings(const std::map<std::string, std::string>& flags,
+                                                 const EnvLookup& env) {
+  SettingReader r(flags, env);
+  RestoreSettings settings;
+  RETURN_IF_ERROR(ReadAgentId(r, &settings.agent_id));
+  RETURN_IF_ERROR(ReadRedactPatterns(r, &settings.redact_patterns_file));
+  RETURN_IF_ERROR(ReadWorkspaceDir(r, &settings.workspace_dir));
+  RETURN_IF_ERROR(ReadRestoreLimits(r, &settings.stale_after_s, &settings.replay_max,
+                                    &settings.prompt_max_tokens));
+  return settings;
+}
+
 StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& flags,
                                       const EnvLookup& env) {
-  Resolver r(flags, env);
+  SettingReader r(flags, env);
   SidecarConfig c;
   for (const auto& [flag, value] : flags) {
     bool known = false;
@@ -225,31 +197,30 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
     if (!known) return InvalidArgumentError("--" + flag + ": unknown setting");
   }
   RETURN_IF_ERROR(r.String("agent-id", &c.agent_id));
-  if (c.agent_id.empty()) return Resolver::Bad("agent-id", "required");
-  if (Status s = ValidateAgentId(c.agent_id); !s.ok()) {
-    return Resolver::Bad("agent-id", s.message());
-  }
+  if (c.agent_id.empty()) return SettingReader::Bad("agent-id", "required");
+  RETURN_IF_ERROR(CheckAgentIdSetting(c.agent_id));
   RETURN_IF_ERROR(r.String("nats-url", &c.nats_url));
   if (c.nats_url.find("://") == std::string::npos) {
-    return Resolver::Bad("nats-url",
-                         "expected a URL like nats://host:4222, got \"" + c.nats_url + "\"");
+    return SettingReader::Bad("nats-url",
+                              "expected a URL like nats://host:4222, got \"" + c.nats_url + "\"");
   }
   c.store_url = "sqlite://agentckpt-data/" + c.agent_id + ".db";
   RETURN_IF_ERROR(r.String("store", &c.store_url));
   if (c.store_url.rfind("sqlite://", 0) != 0 && c.store_url.rfind("firestore://", 0) != 0) {
-    return Resolver::Bad("store",
-                         "expected sqlite://PATH or firestore://projects/P/databases/D, "
-                         "got \"" +
-                             c.store_url + "\"");
+    return SettingReader::Bad("store",
+                              "expected sqlite://PATH or firestore://projects/P/databases/D, "
+                              "got \"" +
+                                  c.store_url + "\"");
   }
   if (c.store_url == "sqlite://" || c.store_url == "sqlite:///") {
-    return Resolver::Bad("store", "missing path");
+    return SettingReader::Bad("store", "missing path");
   }
   RETURN_IF_ERROR(r.String("encryption-key-file", &c.encryption_key_file));
   RETURN_IF_ERROR(r.String("encryption-old-key-files", &c.encryption_old_key_files));
   if (c.encryption_key_file.empty() && !c.encryption_old_key_files.empty()) {
-    return Resolver::Bad("encryption-old-key-files",
-                         "old keys need CKPT_ENCRYPTION_KEY_FILE (the key new checkpoints use)");
+    return SettingReader::Bad(
+        "encryption-old-key-files",
+        "old keys need CKPT_ENCRYPTION_KEY_FILE (the key new checkpoints use)");
   }
   std::string addr = "127.0.0.1:8787";
   RETURN_IF_ERROR(r.String("http-addr", &addr));
@@ -260,18 +231,17 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
     std::stringstream text;
     if (in) text << in.rdbuf();
     if (!in || !IsReadableFile(c.http_token_file)) {
-      return Resolver::Bad("http-token-file", "cannot read \"" + c.http_token_file + "\"");
+      return SettingReader::Bad("http-token-file", "cannot read \"" + c.http_token_file + "\"");
     }
     c.http_token = text.str();
     while (!c.http_token.empty() && std::isspace(static_cast<unsigned char>(c.http_token.back()))) {
       c.http_token.pop_back();
     }
     if (c.http_token.empty()) {
-      return Resolver::Bad("http-token-file", "\"" + c.http_token_file + "\" is empty");
+      return SettingReader::Bad("http-token-file", "\"" + c.http_token_file + "\" is empty");
     }
   }
-  RETURN_IF_ERROR(r.String("redact-patterns", &c.redact_patterns_file));
-  RETURN_IF_ERROR(CheckFile("redact-patterns", c.redact_patterns_file));
+  RETURN_IF_ERROR(ReadRedactPatterns(r, &c.redact_patterns_file));
   RETURN_IF_ERROR(r.Int32("period-s", 1, 86400, &c.period_s));
   RETURN_IF_ERROR(r.Int32("keep", 1, 10000, &c.keep));
   RETURN_IF_ERROR(r.Int32("lease-ttl-s", 1, 3600, &c.lease_ttl_s));
@@ -281,40 +251,37 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   RETURN_IF_ERROR(r.String("js-stream", &c.js_stream));
   RETURN_IF_ERROR(r.String("js-consumer", &c.js_consumer));
   if (c.js_stream.empty() != c.js_consumer.empty()) {
-    return Resolver::Bad(c.js_stream.empty() ? "js-stream" : "js-consumer",
-                         "JS_STREAM and JS_CONSUMER must be set together");
+    return SettingReader::Bad(c.js_stream.empty() ? "js-stream" : "js-consumer",
+                              "JS_STREAM and JS_CONSUMER must be set together");
   }
-  RETURN_IF_ERROR(r.String("workspace-dir", &c.workspace_dir));
-  if (!c.workspace_dir.empty() && !IsDirectory(c.workspace_dir)) {
-    return Resolver::Bad("workspace-dir", "no directory at \"" + c.workspace_dir + "\"");
-  }
+  RETURN_IF_ERROR(ReadWorkspaceDir(r, &c.workspace_dir));
   RETURN_IF_ERROR(r.String("nats-creds", &c.nats_creds));
   RETURN_IF_ERROR(CheckFile("nats-creds", c.nats_creds));
   RETURN_IF_ERROR(r.String("nats-nkey-seed", &c.nats_nkey_seed));
   RETURN_IF_ERROR(CheckFile("nats-nkey-seed", c.nats_nkey_seed));
   RETURN_IF_ERROR(r.String("nats-nkey", &c.nats_nkey));
   if (!c.nats_nkey.empty() && c.nats_nkey_seed.empty()) {
-    return Resolver::Bad("nats-nkey", "NATS_NKEY needs NATS_NKEY_SEED");
+    return SettingReader::Bad("nats-nkey", "NATS_NKEY needs NATS_NKEY_SEED");
   }
   if (!c.nats_nkey_seed.empty()) {
     std::ifstream in(c.nats_nkey_seed);
     std::stringstream text;
     text << in.rdbuf();
     auto derived = NKeyPublicFromSeedText(text.str());
-    if (!derived.ok()) return Resolver::Bad("nats-nkey-seed", derived.status().message());
+    if (!derived.ok()) return SettingReader::Bad("nats-nkey-seed", derived.status().message());
     if (!c.nats_nkey.empty() && c.nats_nkey != *derived) {
-      return Resolver::Bad("nats-nkey", "does not match the public key of NATS_NKEY_SEED");
+      return SettingReader::Bad("nats-nkey", "does not match the public key of NATS_NKEY_SEED");
     }
     c.nats_nkey = *derived;
   }
   if (!c.nats_creds.empty() && !c.nats_nkey_seed.empty()) {
-    return Resolver::Bad("nats-nkey-seed", "NATS_CREDS and NATS_NKEY_SEED are exclusive");
+    return SettingReader::Bad("nats-nkey-seed", "NATS_CREDS and NATS_NKEY_SEED are exclusive");
   }
   RETURN_IF_ERROR(r.String("nats-user", &c.nats_user));
   RETURN_IF_ERROR(r.String("nats-password", &c.nats_password));
   if (c.nats_user.empty() != c.nats_password.empty()) {
-    return Resolver::Bad(c.nats_user.empty() ? "nats-user" : "nats-password",
-                         "NATS_USER and NATS_PASSWORD must be set together");
+    return SettingReader::Bad(c.nats_user.empty() ? "nats-user" : "nats-password",
+                              "NATS_USER and NATS_PASSWORD must be set together");
   }
   RETURN_IF_ERROR(r.String("nats-tls-ca", &c.nats_tls_ca));
   RETURN_IF_ERROR(CheckFile("nats-tls-ca", c.nats_tls_ca));
@@ -323,21 +290,19 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   RETURN_IF_ERROR(r.String("nats-tls-key", &c.nats_tls_key));
   RETURN_IF_ERROR(CheckFile("nats-tls-key", c.nats_tls_key));
   if (c.nats_tls_cert.empty() != c.nats_tls_key.empty()) {
-    return Resolver::Bad(c.nats_tls_cert.empty() ? "nats-tls-cert" : "nats-tls-key",
-                         "NATS_TLS_CERT and NATS_TLS_KEY must be set together");
+    return SettingReader::Bad(c.nats_tls_cert.empty() ? "nats-tls-cert" : "nats-tls-key",
+                              "NATS_TLS_CERT and NATS_TLS_KEY must be set together");
   }
   RETURN_IF_ERROR(r.Int32("nats-reconnect-wait-ms", 10, 60000, &c.nats_reconnect_wait_ms));
   RETURN_IF_ERROR(r.Int("nats-buffer-bytes", 0, int64_t{1} << 30, &c.nats_buffer_bytes));
-  RETURN_IF_ERROR(r.Int("stale-after-s", 1, 31536000, &c.stale_after_s));
-  RETURN_IF_ERROR(r.Int32("replay-max", 0, 10000, &c.replay_max));
-  RETURN_IF_ERROR(r.Int32("prompt-max-tokens", 256, 200000, &c.prompt_max_tokens));
+  RETURN_IF_ERROR(ReadRestoreLimits(r, &c.stale_after_s, &c.replay_max, &c.prompt_max_tokens));
   RETURN_IF_ERROR(r.Int("http-body-max-bytes", 1024, int64_t{64} << 20, &c.http_body_max_bytes));
   RETURN_IF_ERROR(r.Bool("restore-on-start", &c.restore_on_start));
   RETURN_IF_ERROR(r.String("log-level", &c.log_level));
   if (c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
       c.log_level != "error") {
-    return Resolver::Bad("log-level",
-                         "expected debug, info, warn or error, got \"" + c.log_level + "\"");
+    return SettingReader::Bad("log-level",
+                              "expected debug, info, warn or error, got \"" + c.log_level + "\"");
   }
   return c;
 }

@@ -1,5 +1,9 @@
 // SidecarConfig: every setting of `agentckpt run`, from command-line flags and environment
 // variables (a flag wins over its variable), validated. docs/configuration.md lists them all.
+// This is the one parser of the settings: the other subcommands read the settings they share
+// with `run` (AGENT_ID, WORKSPACE_DIR, CKPT_REDACT_PATTERNS, CKPT_STALE_AFTER_S,
+// CKPT_REPLAY_MAX, CKPT_PROMPT_MAX_TOKENS) through it too, so a bad value gets the same message
+// everywhere.
 #pragma once
 
 #include <cstdint>
@@ -16,14 +20,14 @@ namespace agentckpt {
 struct SidecarConfig {
   std::string agent_id;  // AGENT_ID (required)
   std::string nats_url = "nats://127.0.0.1:4222";
-  std::string store_url;                // CKPT_STORE; default sqlite://agentckpt-data/ID.db
+  std::string store_url;                 // CKPT_STORE; default sqlite://agentckpt-data/ID.db
   std::string encryption_key_file;       // CKPT_ENCRYPTION_KEY_FILE; empty: no encryption
   std::string encryption_old_key_files;  // CKPT_ENCRYPTION_OLD_KEY_FILES, comma-separated
-  std::string http_host = "127.0.0.1";  // CKPT_HTTP_ADDR host part
-  int http_port = 8787;                 // CKPT_HTTP_ADDR port part
-  std::string http_token_file;          // CKPT_HTTP_TOKEN_FILE; empty: no token required
-  std::string http_token;               // the token read from http_token_file
-  std::string redact_patterns_file;     // CKPT_REDACT_PATTERNS; extra redaction rules
+  std::string http_host = "127.0.0.1";   // CKPT_HTTP_ADDR host part
+  int http_port = 8787;                  // CKPT_HTTP_ADDR port part
+  std::string http_token_file;           // CKPT_HTTP_TOKEN_FILE; empty: no token required
+  std::string http_token;                // the token read from http_token_file
+  std::string redact_patterns_file;      // CKPT_REDACT_PATTERNS; extra redaction rules
   int period_s = 300;
   int keep = 48;
   int ttl_days = 7;
@@ -45,9 +49,9 @@ struct SidecarConfig {
   int prompt_max_tokens = 4000;
   int64_t http_body_max_bytes = 1 << 20;
   bool restore_on_start = true;
-  int lease_ttl_s = 15;             // CKPT_LEASE_TTL_S: writer lease ttl; renewed every ttl/3
-  int create_rate_per_s = 10;       // CKPT_CREATE_RATE_PER_S: NATS create requests admitted/s
-  int create_burst = 20;            // CKPT_CREATE_BURST: token-bucket burst for those requests
+  int lease_ttl_s = 15;        // CKPT_LEASE_TTL_S: writer lease ttl; renewed every ttl/3
+  int create_rate_per_s = 10;  // CKPT_CREATE_RATE_PER_S: NATS create requests admitted/s
+  int create_burst = 20;       // CKPT_CREATE_BURST: token-bucket burst for those requests
   std::string log_level = "info";
 };
 
@@ -68,6 +72,53 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 
 // The process environment (getenv).
 EnvLookup ProcessEnvLookup();
+
+// Reads settings of SettingSpecs() by their flag name: the value given on the command line when
+// there is one, else the environment variable's (an empty variable counts as unset). Errors are
+// kInvalidArgument "<VARIABLE> (--<flag>): <why>". `flags` and `env` are borrowed and must
+// outlive the reader. Thread-safe if `env` is.
+class SettingReader {
+ public:
+  SettingReader(const std::map<std::string, std::string>& flags, const EnvLookup& env);
+
+  // The raw value, flag first; nullopt when neither is set.
+  std::optional<std::string> Raw(const std::string& flag) const;
+  // Sets `*out` to the value when there is one (else leaves it). Always OK.
+  Status String(const std::string& flag, std::string* out) const;
+  // Sets `*out` to the value, which must be an integer from lo to hi ("expected an integer from
+  // lo to hi, got \"v\"" otherwise); leaves it when unset.
+  Status Int(const std::string& flag, int64_t lo, int64_t hi, int64_t* out) const;
+  Status Int32(const std::string& flag, int64_t lo, int64_t hi, int* out) const;
+  // true/1/yes or false/0/no ("expected true or false, got \"v\"" otherwise).
+  Status Bool(const std::string& flag, bool* out) const;
+  // The error of setting `flag`: kInvalidArgument "<VARIABLE> (--<flag>): <why>".
+  static Status Bad(const std::string& flag, const std::string& why);
+
+ private:
+  const std::map<std::string, std::string>& flags_;
+  const EnvLookup& env_;
+};
+
+// The settings `agentckpt restore --dry-run` shares with `agentckpt run`, checked as run checks
+// them: AGENT_ID (a valid id when set; "" when unset), CKPT_REDACT_PATTERNS (a readable file),
+// WORKSPACE_DIR (a directory), CKPT_STALE_AFTER_S, CKPT_REPLAY_MAX, CKPT_PROMPT_MAX_TOKENS.
+struct RestoreSettings {
+  std::string agent_id;
+  std::string redact_patterns_file;
+  std::string workspace_dir;
+  int64_t stale_after_s = 900;
+  int replay_max = 50;
+  int prompt_max_tokens = 4000;
+};
+
+// Resolves RestoreSettings from `flags` (named as in SettingSpecs) and `env`, in the order and
+// with the messages of ResolveConfig. kInvalidArgument as ResolveConfig. Thread-safe if `env` is.
+StatusOr<RestoreSettings> ResolveRestoreSettings(const std::map<std::string, std::string>& flags,
+                                                 const EnvLookup& env);
+
+// AGENT_ID as `agentckpt run` checks it: OK for "" (unset) or a valid id, else kInvalidArgument
+// "AGENT_ID (--agent-id): <why>". For the subcommands that take the agent's id. Thread-safe.
+Status CheckAgentIdSetting(const std::string& agent_id);
 
 // Resolves and validates the configuration. `flags` maps a flag name (as in SettingSpecs) to
 // the value given on the command line; a flag that is present wins over its environment
