@@ -4,19 +4,13 @@
 #include <utility>
 
 #include "common/status_macros.h"
-#include "crypto/encrypting_store.h"
 #include "context/create_request.h"
+#include "crypto/encrypting_store.h"
 #include "observability/json_log.h"
-#include "workspace/git_workspace.h"
-#ifdef AGENTCKPT_HAVE_RESTORE
 #include "sidecar/restore_service.h"
-#endif
+#include "workspace/git_workspace.h"
 
 namespace agentckpt {
-
-#ifndef AGENTCKPT_HAVE_RESTORE
-class RestoreService {};
-#endif
 
 using nlohmann::json;
 
@@ -32,13 +26,7 @@ json ErrorBody(const std::string& code, const std::string& message, const std::s
 
 }  // namespace
 
-bool Sidecar::RestoreAvailable() {
-#ifdef AGENTCKPT_HAVE_RESTORE
-  return true;
-#else
-  return false;
-#endif
-}
+bool Sidecar::RestoreAvailable() { return true; }
 
 Sidecar::Sidecar(const SidecarConfig& config, Env* env) : config_(config), env_(env) {}
 
@@ -165,14 +153,12 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   deps.body_max_bytes = config.http_body_max_bytes;
   deps.bearer_token = config.http_token;
   deps.readiness = [self] { return self->Readiness(); };
-#ifdef AGENTCKPT_HAVE_RESTORE
   s->restore_ = std::make_unique<RestoreService>(env, s->store_.get(), s->nats_.get(), config,
                                                  s->redactor_.get());
   s->restore_->set_metrics(&s->metrics_);
   RestoreService* restore = s->restore_.get();
   deps.restore.run = [restore] { return restore->Run(); };
   deps.restore.last = [restore] { return restore->Last(); };
-#endif
   s->router_ = std::make_unique<ApiRouter>(std::move(deps));
   s->http_ = std::make_unique<HttpServer>(config.http_host, config.http_port,
                                           config.http_body_max_bytes, s->router_.get());
@@ -239,7 +225,6 @@ void Sidecar::Activate(const Lease& lease) {
   } else if (latest.status().code() != StatusCode::kNotFound) {
     LogWarn("cannot read the latest checkpoint", {{"reason", latest.status().ToString()}});
   }
-#ifdef AGENTCKPT_HAVE_RESTORE
   // Restore at start, before the API listens (once /healthz answers, GET /v1/restoration has
   // the result), when the store holds any checkpoint of the agent (even if none verifies:
   // the restore then loads again and reports what it skipped).
@@ -255,7 +240,6 @@ void Sidecar::Activate(const Lease& lease) {
       report(restore_->Run());
     }
   }
-#endif
   writer_->SetLease(LeaseToken{lease.holder, lease.epoch});
 }
 
@@ -345,7 +329,6 @@ void Sidecar::OnCreateRequest(const NatsRequest& req) {
 }
 
 void Sidecar::OnRestoreRequest(const NatsRequest& req) {
-#ifdef AGENTCKPT_HAVE_RESTORE
   auto result = restore_->Run();
   if (result.ok()) {
     Respond(req, *result);
@@ -353,9 +336,6 @@ void Sidecar::OnRestoreRequest(const NatsRequest& req) {
     Respond(req, ErrorBody(std::string(StatusCodeName(result.status().code())),
                            result.status().message()));
   }
-#else
-  Respond(req, ErrorBody("UNAVAILABLE", "restore is not available"));
-#endif
 }
 
 Status Sidecar::Shutdown() {

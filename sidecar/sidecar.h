@@ -53,7 +53,7 @@ class Sidecar {
   // failed start). Idempotent; also done by the destructor.
   void Stop();
 
-  // True when restore is built in.
+  // True: restore is always built in (reported as "restore" in the agent status).
   static bool RestoreAvailable();
 
  private:
