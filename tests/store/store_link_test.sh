@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# store_link_without_firestore_test: a build with -DAGENTCKPT_WITH_FIRESTORE=OFF links no
+# cpprestsdk client code into a program that uses the store (store_link_probe: OpenStore over
+# the backends built in), and that program still opens SQLite stores and refuses firestore://.
+# Configures a second build tree and builds only the probe there (common, checkpoint, the store
+# core, the SQLite backend; ccache when installed).
+#   store_link_test.sh SOURCE_DIR WORK_DIR PROBE_OF_THE_DEFAULT_BUILD
+set -euo pipefail
+src=$1 work=$2 probe_default=$3
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# The check must be able to fail: with the Firestore backend (the default), the probe links
+# cpprestsdk.
+ldd "$probe_default" | grep -q libcpprest ||
+  fail "the default build's probe does not link libcpprest, so the check below would prove nothing"
+
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+mkdir -p "$work"
+cmake -S "$src" -B "$work" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAGENTCKPT_WITH_FIRESTORE=OFF \
+  "${launcher[@]}" >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure"; }
+cmake --build "$work" -j2 --target store_link_probe
+
+probe=$work/bin/store_link_probe
+if ldd "$probe" | grep -i cpprest; then fail "store_link_probe links cpprestsdk"; fi
+if nm -C "$probe" | grep -E ' (web|pplx|Concurrency)::' | head -5 | grep .; then
+  fail "store_link_probe contains cpprestsdk code"
+fi
+if nm -C "$probe" | grep -q 'FirestoreStore'; then fail "store_link_probe contains FirestoreStore"; fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$probe" "sqlite://$tmp/probe.db" || fail "the probe cannot open an SQLite store"
+if out=$("$probe" "firestore://projects/p/databases/d" 2>&1); then
+  fail "the probe opened a Firestore store without the backend"
+fi
+grep -q "built without the Firestore backend" <<<"$out" || fail "unexpected refusal: $out"
+echo "ok: no cpprestsdk in $probe"
