@@ -1,5 +1,5 @@
 // agentckpt: the command-line entry point. Each subcommand lives in its own part: `run` is the
-// sidecar daemon (sidecar/run_command.h), `setup-stream` creates an agent's JetStream inbox
+// sidecar daemon (cli/run_command.h), `setup-stream` creates an agent's JetStream inbox
 // (cli/setup_stream.h), list/show/verify/prune/status work on a store (cli/store_commands.h),
 // `restore --dry-run` previews a restoration (cli/restore_command.h) and `create` asks a running
 // sidecar for a checkpoint (cli/create_command.h). docs/cli.md documents them all.
@@ -7,9 +7,9 @@
 
 #include "cli/create_command.h"
 #include "cli/restore_command.h"
+#include "cli/run_command.h"
 #include "cli/setup_stream.h"
 #include "cli/store_commands.h"
-#include "cli/run_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"agentckpt: agent context checkpointing sidecar"};

@@ -18,9 +18,9 @@
 #include <string_view>
 
 #include "common/fake_env.h"
-#include "http/api_router.h"
 #include "context/checkpoint_writer.h"
 #include "context/context_state.h"
+#include "http/api_router.h"
 #include "observability/metrics.h"
 #include "store/sqlite/sqlite_store.h"
 

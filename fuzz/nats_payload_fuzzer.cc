@@ -17,8 +17,8 @@
 #include <string_view>
 
 #include "common/utf8.h"
-#include "replay/replay_window.h"
 #include "context/create_request.h"
+#include "replay/replay_window.h"
 
 namespace {
 

@@ -65,8 +65,8 @@ struct Restorer::RunState {
         announce(live && has_events) {}
   PhaseClock clock;
   const int64_t started_unix_ms;
-  const bool live;      // not a dry run: status writes, stash and events
-  const bool announce;  // live, with somewhere to publish
+  const bool live;        // not a dry run: status writes, stash and events
+  const bool announce;    // live, with somewhere to publish
   double preload_ms = 0;  // the load of a preloaded checkpoint, counted in the load phase
   std::optional<Checkpoint> cp;
   std::optional<ReplayResult> replay;
@@ -78,14 +78,13 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
   std::lock_guard<std::mutex> lock(mu_);
   RunState run(env_, options_.dry_run, events_ != nullptr);
   RETURN_IF_ERROR(LoadPhase(agent_id, preloaded, &run));  // 1. "recovering"; the checkpoint
-  ReplayPhase(&run);                                       // 2. what arrived since it
-  PromptPhase(agent_id, &run);                             // 3. the workspace, then the prompt
-  ResumePhase(agent_id, &run);                             // 4. "active"; checkpoint.restored
+  ReplayPhase(&run);                                      // 2. what arrived since it
+  PromptPhase(agent_id, &run);                            // 3. the workspace, then the prompt
+  ResumePhase(agent_id, &run);                            // 4. "active"; checkpoint.restored
   return std::move(run.r);
 }
 
-Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preloaded,
-                           RunState* run) {
+Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preloaded, RunState* run) {
   RestoreResult& r = run->r;
   const int64_t started_unix_ms = run->started_unix_ms;
   const bool live = run->live;

@@ -1,8 +1,8 @@
 #include "sidecar/nats_restore_events.h"
 
 #include "common/time_format.h"
-#include "restore/restored_event.h"
 #include "observability/json_log.h"
+#include "restore/restored_event.h"
 
 namespace agentckpt {
 
@@ -26,7 +26,8 @@ void NatsRestoreEvents::PublishStatus(const std::string& agent_id, const std::st
 }
 
 void NatsRestoreEvents::PublishRestored(const std::string& agent_id, const RestoreResult& result) {
-  Publish("checkpoint.restored", "agent." + agent_id + ".checkpoint.restored", RestoredEventPayload(result));
+  Publish("checkpoint.restored", "agent." + agent_id + ".checkpoint.restored",
+          RestoredEventPayload(result));
 }
 
 void NatsRestoreEvents::PublishFailed(const std::string& agent_id, const Status& status) {

@@ -7,9 +7,9 @@
 
 #include <string>
 
+#include "nats/nats_link.h"
 #include "redact/redactor.h"
 #include "restore/restorer.h"
-#include "nats/nats_link.h"
 
 namespace agentckpt {
 

@@ -11,12 +11,12 @@
 #include <string>
 
 #include "common/env.h"
+#include "nats/nats_link.h"
+#include "observability/metrics.h"
 #include "redact/redactor.h"
 #include "replay/jetstream_replay.h"
 #include "restore/restorer.h"
 #include "sidecar/config.h"
-#include "observability/metrics.h"
-#include "nats/nats_link.h"
 #include "sidecar/nats_restore_events.h"
 #include "store/checkpoint_store.h"
 

@@ -10,15 +10,15 @@
 
 #include "common/env.h"
 #include "common/status.h"
-#include "http/api_router.h"
 #include "context/checkpoint_writer.h"
-#include "sidecar/config.h"
 #include "context/context_state.h"
 #include "context/create_coalescer.h"
+#include "http/api_router.h"
 #include "http/http_server.h"
-#include "sidecar/lease_keeper.h"
-#include "observability/metrics.h"
 #include "nats/nats_link.h"
+#include "observability/metrics.h"
+#include "sidecar/config.h"
+#include "sidecar/lease_keeper.h"
 #include "store/checkpoint_store.h"
 
 namespace agentckpt {

@@ -2,8 +2,8 @@
 // agents/{agentId}, changed by one :commit under the record's updateTime precondition.
 #include "common/ids.h"
 #include "common/status_macros.h"
-#include "store/backend_rules.h"
 #include "common/time_format.h"
+#include "store/backend_rules.h"
 #include "store/firestore/firestore_store.h"
 
 namespace agentckpt {

@@ -95,8 +95,7 @@ std::vector<std::string> Violations(const Rules& rules, const std::string& path,
       found.push_back(where + "includes \"" + target + "\", which no include rule covers");
     } else if (target_unit != own_folder && target_unit != unit &&
                rules.at(unit).count(target_unit) == 0) {
-      found.push_back(where + unit + "/ may not include " + target_unit + "/ (\"" + target +
-                      "\")");
+      found.push_back(where + unit + "/ may not include " + target_unit + "/ (\"" + target + "\")");
     }
   }
   return found;
@@ -114,8 +113,7 @@ TEST(IncludeRulesTest, TheDocumentHasRulesForTheLibraryFolders) {
   Rules rules = DocumentedRules();
   for (const char* folder : {"common", "checkpoint", "store", "store/sqlite", "store/firestore",
                              "nats", "http", "context", "observability", "sidecar", "cli"}) {
-    EXPECT_EQ(rules.count(folder), 1u) << "docs/architecture.md has no include rule for "
-                                       << folder;
+    EXPECT_EQ(rules.count(folder), 1u) << "docs/architecture.md has no include rule for " << folder;
   }
   EXPECT_EQ(rules["common"].size(), 0u) << "common/ includes nothing of the project";
 }

@@ -2,8 +2,8 @@
 // and what a refused request gets.
 #include <gtest/gtest.h>
 
-#include "http/api_router.h"
 #include "context/context_state.h"
+#include "http/api_router.h"
 #include "observability/metrics.h"
 
 namespace agentckpt {

@@ -73,8 +73,8 @@ TEST_F(LeaseKeeperTest, TakesOverADeadLocalHoldersLeaseWithANewEpoch) {
   EXPECT_EQ(got->epoch, first->epoch + 1);
   EXPECT_TRUE(keeper.held());
   // The dead holder's token is fenced.
-  auto stale = store_->RenewLease("agent-l", LeaseToken{dead, first->epoch}, 60'000,
-                                  env->NowUnixMillis());
+  auto stale =
+      store_->RenewLease("agent-l", LeaseToken{dead, first->epoch}, 60'000, env->NowUnixMillis());
   EXPECT_EQ(stale.status().code(), StatusCode::kFailedPrecondition);
 }
 
@@ -89,9 +89,9 @@ TEST_F(LeaseKeeperTest, WaitsForALiveOrRemoteHolder) {
     auto got = keeper.TryAcquire();
     EXPECT_EQ(got.status().code(), StatusCode::kFailedPrecondition);
     EXPECT_FALSE(keeper.held());
-    ASSERT_TRUE(store_->ReleaseLease("agent-l", LeaseToken{holder, taken->epoch},
-                                     env->NowUnixMillis())
-                    .ok());
+    ASSERT_TRUE(
+        store_->ReleaseLease("agent-l", LeaseToken{holder, taken->epoch}, env->NowUnixMillis())
+            .ok());
   }
 }
 

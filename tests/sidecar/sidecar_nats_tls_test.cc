@@ -8,8 +8,8 @@
 #include <fstream>
 #include <thread>
 
-#include "nats/ssl_call_lock.h"
 #include "nats/nkey.h"
+#include "nats/ssl_call_lock.h"
 #include "tests/sidecar/nats_client_checks.h"
 #include "tests/sidecar/sidecar_test_env.h"
 #include "tests/support/test_pki.h"
