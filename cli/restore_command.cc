@@ -11,7 +11,7 @@
 #include "common/env.h"
 #include "redact/redactor.h"
 #include "replay/jetstream_replay.h"
-#include "restore/restored_event.h"
+#include "restore/restore_result.h"
 #include "restore/restorer.h"
 #include "sidecar/config.h"
 

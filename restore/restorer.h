@@ -1,7 +1,7 @@
 // Restorer: turns the latest verified checkpoint plus the JetStream messages since into a
 // restoration prompt, in four timed phases: load, replay, prompt (after reading, and if need be
 // stashing, the workspace) and resume. RestoreResult holds what the phases found; the
-// checkpoint.restored event built from it is restore/restored_event.h.
+// checkpoint.restored event built from it is restore/restore_result.h.
 #pragma once
 
 #include <cstdint>
@@ -74,7 +74,7 @@ class RestoreEvents {
   virtual ~RestoreEvents() = default;
   // agent.{id}.status with {"agentId","status","at"}; status is "recovering" or "active".
   virtual void PublishStatus(const std::string& agent_id, const std::string& status) = 0;
-  // agent.{id}.checkpoint.restored with RestoredEventPayload(result) (restored_event.h).
+  // agent.{id}.checkpoint.restored with RestoredEventPayload(result) (restore_result.h).
   virtual void PublishRestored(const std::string& agent_id, const RestoreResult& result) = 0;
   // agent.{id}.checkpoint.failed with {"operation":"restore","reason"}.
   virtual void PublishFailed(const std::string& agent_id, const Status& status) = 0;

@@ -2,7 +2,7 @@
 
 #include "common/time_format.h"
 #include "observability/json_log.h"
-#include "restore/restored_event.h"
+#include "restore/restore_result.h"
 
 namespace agentckpt {
 

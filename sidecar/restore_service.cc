@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "restore/restored_event.h"
+#include "restore/restore_result.h"
 
 namespace agentckpt {
 namespace {

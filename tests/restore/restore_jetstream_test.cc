@@ -12,7 +12,7 @@
 #include "checkpoint/canonical.h"
 #include "common/env.h"
 #include "replay/jetstream_replay.h"
-#include "restore/restored_event.h"
+#include "restore/restore_result.h"
 #include "restore/restorer.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/jetstream_fixture.h"

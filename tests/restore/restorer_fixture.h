@@ -14,7 +14,7 @@
 
 #include "checkpoint/canonical.h"
 #include "common/fake_env.h"
-#include "restore/restored_event.h"
+#include "restore/restore_result.h"
 #include "restore/restorer.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"

@@ -1,4 +1,4 @@
-#include "restore/restored_event.h"
+#include "restore/restore_result.h"
 
 #include <cmath>
 
