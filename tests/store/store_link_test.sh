@@ -11,8 +11,9 @@ src=$1 work=$2 probe_default=$3
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # The check must be able to fail: with the Firestore backend (the default), the probe links
-# cpprestsdk.
-ldd "$probe_default" | grep -q libcpprest ||
+# cpprestsdk. (Outputs are read whole: a grep that stops early would break the pipe.)
+libs=$(ldd "$probe_default")
+grep -q libcpprest <<<"$libs" ||
   fail "the default build's probe does not link libcpprest, so the check below would prove nothing"
 
 launcher=()
@@ -20,16 +21,18 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 mkdir -p "$work"
-cmake -S "$src" -B "$work" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAGENTCKPT_WITH_FIRESTORE=OFF \
+cmake -S "$src" -B "$work" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAGENTCKPT_WITH_FIRESTORE=OFF \
   "${launcher[@]}" >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure"; }
 cmake --build "$work" -j2 --target store_link_probe
 
 probe=$work/bin/store_link_probe
-if ldd "$probe" | grep -i cpprest; then fail "store_link_probe links cpprestsdk"; fi
-if nm -C "$probe" | grep -E ' (web|pplx|Concurrency)::' | head -5 | grep .; then
+libs=$(ldd "$probe")
+symbols=$(nm -C "$probe")
+if grep -i cpprest <<<"$libs"; then fail "store_link_probe links cpprestsdk"; fi
+if grep -E ' (web|pplx|Concurrency)::' <<<"$symbols"; then
   fail "store_link_probe contains cpprestsdk code"
 fi
-if nm -C "$probe" | grep -q 'FirestoreStore'; then fail "store_link_probe contains FirestoreStore"; fi
+if grep 'FirestoreStore' <<<"$symbols"; then fail "store_link_probe contains FirestoreStore"; fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
