@@ -1,5 +1,6 @@
 // Restorer: turns the latest verified checkpoint plus the JetStream messages since into a
-// restoration prompt, in four timed phases (load, replay, prompt, resume). See DESIGN.md.
+// restoration prompt, in four timed phases (load, replay, prompt, resume). See
+// docs/restoration.md.
 #pragma once
 
 #include <cstdint>
@@ -58,7 +59,7 @@ struct RestoreResult {
   std::vector<std::string> prompt_cut;  // prompt sections shortened to fit the token limit
   std::string prompt;
   PhaseTimings timings;
-  // The checkpoint.restored event payload (DESIGN.md / issue: checkpointId, sequenceNumber,
+  // The checkpoint.restored event payload (docs/restoration.md: checkpointId, sequenceNumber,
   // stale, skippedCorrupt, handled, pending, replayed, truncated, promptTokens, phase timings,
   // totalMs, coldStart). Also: skipped (id, sequence, reason), ageMs, replayError,
   // workspaceStashed, stashMessage, workspaceError, statusError, promptCut. Timings are flat:
