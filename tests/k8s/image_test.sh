@@ -59,35 +59,73 @@ free_port() {
 poll() {
   local body
   for _ in $(seq 1 600); do
-    body=$(curl -s "$1" 2>/dev/null || true)
+    body=$(curl -s --max-time 2 "$1" 2>/dev/null || true)
     if [[ $body =~ $2 ]]; then echo "$body"; return 0; fi
     sleep 0.1
   done
   fail "$1 never answered /$2/ (last: ${body:-nothing})"
 }
 
-NATS_PORT=$(free_port)
-HTTP_PORT=$(free_port)
-nats-server -js -a 127.0.0.1 -p "$NATS_PORT" -sd "$WORK/jetstream" >"$WORK/nats.log" 2>&1 &
-NATS_PID=$!
+# nats-server -js on a free loopback port; retried on another port if it cannot listen.
+for attempt in 1 2 3 4 5; do
+  NATS_PORT=$(free_port)
+  nats-server -js -a 127.0.0.1 -p "$NATS_PORT" -sd "$WORK/jetstream" >"$WORK/nats.log" 2>&1 &
+  NATS_PID=$!
+  for _ in $(seq 1 300); do
+    grep -q 'Server is ready' "$WORK/nats.log" && break
+    kill -0 "$NATS_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q 'Server is ready' "$WORK/nats.log" && break
+  kill "$NATS_PID" 2>/dev/null || true
+  wait "$NATS_PID" 2>/dev/null || true
+  NATS_PID=""
+done
+[[ -n $NATS_PID ]] || fail "nats-server did not start (see its log)"
 mkdir -m 0750 "$WORK/data"
 chown 10001:10001 "$WORK/data"
 
-# start NAME: the sidecar in a new container, as the image's user, root filesystem read-only.
+# start NAME: the sidecar in a new container, as the image's user, root filesystem read-only,
+# serving on a free loopback port ($API), and waits until it is ready. Another process on the
+# machine may take the port between the pick and the bind: the sidecar then exits naming it,
+# and the start is retried on another port (up to 5 times).
 start() {
-  CONTAINERS+=("$1")
-  podman run -d --name "$1" --network host --read-only --read-only-tmpfs=false \
-    --cap-drop all --security-opt no-new-privileges \
-    -v "$WORK/data:/var/lib/agentckpt" \
-    -e AGENT_ID=agent-image -e POD_NAME="$1" -e CKPT_LEASE_TTL_S=2 \
-    -e NATS_URL="nats://127.0.0.1:$NATS_PORT" -e CKPT_HTTP_ADDR="127.0.0.1:$HTTP_PORT" \
-    "$IMAGE" >/dev/null
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    HTTP_PORT=$(free_port)
+    API=http://127.0.0.1:$HTTP_PORT
+    CONTAINERS+=("$1-$attempt")
+    podman run -d --name "$1-$attempt" --network host --read-only --read-only-tmpfs=false \
+      --cap-drop all --security-opt no-new-privileges \
+      -v "$WORK/data:/var/lib/agentckpt" \
+      -e AGENT_ID=agent-image -e POD_NAME="$1" -e CKPT_LEASE_TTL_S=2 \
+      -e NATS_URL="nats://127.0.0.1:$NATS_PORT" -e CKPT_HTTP_ADDR="127.0.0.1:$HTTP_PORT" \
+      "$IMAGE" >/dev/null
+    CURRENT=$1-$attempt
+    if wait_ready "$CURRENT"; then return 0; fi
+    podman logs "$CURRENT" 2>&1 | grep -q 'Address already in use' ||
+      fail "$CURRENT did not become ready"
+  done
+  fail "no free HTTP port after 5 attempts"
 }
-API=http://127.0.0.1:$HTTP_PORT
+# wait_ready CONTAINER: 0 once /readyz says ready (within 60 s), 1 if the container exited.
+wait_ready() {
+  local i
+  for i in $(seq 1 600); do
+    if [[ $(curl -s --max-time 2 "$API/readyz" 2>/dev/null || true) == *'"ready":true'* ]]; then
+      return 0
+    fi
+    if ((i % 10 == 0)) &&
+      [[ $(podman inspect --format '{{.State.Running}}' "$1" 2>/dev/null) != true ]]; then
+      return 1
+    fi
+    sleep 0.1
+  done
+  fail "$1: $API/readyz not ready within 60 s"
+}
 
-first=agentckpt-image-test-1-$$
-start "$first"
-poll "$API/readyz" '"ready":true' >/dev/null
+start "agentckpt-image-test-1-$$"
+first=$CURRENT
 user=$(podman exec "$first" id -u)
 [[ $user == 10001 ]] || fail "the sidecar runs as UID $user, not 10001"
 [[ $(podman inspect --format '{{.HostConfig.ReadonlyRootfs}}' "$first") == true ]] ||
@@ -109,9 +147,8 @@ echo "image_test: checkpoint $id written by $first (UID $user, read-only root)"
 
 podman kill --signal KILL "$first" >/dev/null
 podman wait "$first" >/dev/null || true
-second=agentckpt-image-test-2-$$
-start "$second"
-poll "$API/readyz" '"ready":true' >/dev/null
+start "agentckpt-image-test-2-$$"
+second=$CURRENT
 startup=$(poll "$API/v1/restoration" '"checkpointId"')
 [[ $startup == *"\"checkpointId\":\"$id\""* ]] || fail "start-up restore did not load $id: $startup"
 restored=$(curl -s -w ' %{http_code}' -X POST "$API/v1/restore")
