@@ -1,8 +1,13 @@
 # agentckpt container image: built on Debian 12 with Debian's own -dev packages, run on
-# debian:12-slim with only the shared libraries the binary needs, as a non-root user.
+# debian:12-slim with only the shared libraries the binary needs, as a non-root user (UID 10001)
+# that needs no writable path but /var/lib/agentckpt, so the root filesystem can be read-only.
 #
+#   scripts/image                      # here: Debian base images by debootstrap, podman build, test
 #   docker build -t registry.example.com/agentckpt:0.1.0 .
 #   docker run --rm registry.example.com/agentckpt:0.1.0 --help
+#
+# A plain Release build: compiler warnings do not fail it; CI builds the same configuration
+# with --build-arg AGENTCKPT_WERROR=ON.
 
 FROM debian:12 AS build
 RUN apt-get update \
@@ -11,9 +16,11 @@ RUN apt-get update \
       libnats-dev libcpprest-dev nlohmann-json3-dev libssl-dev libspdlog-dev \
       libsqlite3-dev libsimdjson-dev libgit2-dev libcli11-dev libgtest-dev libgmock-dev \
  && rm -rf /var/lib/apt/lists/*
+ARG AGENTCKPT_WERROR=OFF
 WORKDIR /src
 COPY . .
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DAGENTCKPT_BUILD_BENCH=OFF \
+      -DAGENTCKPT_WERROR="${AGENTCKPT_WERROR}" \
  && cmake --build /build --target agentckpt -j"$(nproc)" \
  && strip /build/bin/agentckpt
 

@@ -1,7 +1,7 @@
 // Restorer: turns the latest verified checkpoint plus the JetStream messages since into a
 // restoration prompt, in four timed phases: load, replay, prompt (after reading, and if need be
 // stashing, the workspace) and resume. RestoreResult holds what the phases found; the
-// checkpoint.restored event built from it is restore/restore_result.h.
+// checkpoint.restored event built from it is restore/restore_result.h. See docs/restoration.md.
 #pragma once
 
 #include <cstdint>

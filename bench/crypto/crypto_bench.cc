@@ -121,8 +121,9 @@ int Run(int iterations, const std::string& dir, const std::string& fixtures) {
 int main(int argc, char** argv) {
   int iterations = 1000;
   std::string dir = ".";
-  const char* shared = std::getenv("AGENTCKPT_SHARED_DIR");
-  std::string fixtures = std::string(shared ? shared : "../shared") + "/fixtures";
+  const char* fixtures_env = std::getenv("AGENTCKPT_FIXTURES_DIR");
+  std::string fixtures =
+      fixtures_env && *fixtures_env ? fixtures_env : AGENTCKPT_BENCH_FIXTURES_DIR;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--iterations")) {
       iterations = std::atoi(argv[i + 1]);

@@ -1,7 +1,7 @@
 // Runs agentckpt's store_bench and the peer checkpointers in one run on the same document and the
 // same disk directory, prints the tables and writes a Markdown report.
 //
-//   node run.mjs --store-bench build/bin/store_bench --fixtures ../shared/fixtures --dir DIR
+//   node run.mjs --store-bench build/bin/store_bench --fixtures tests/fixtures --dir DIR
 //                [--iterations 2000] [--warmup 200] [--repeat 1] [--out FILE]
 //                [--fixture-names checkpoint-16k.json,checkpoint-max.json]
 //                [--fsync-check auto|on|off] [--fsync-iterations 100] [--command TEXT]
@@ -24,7 +24,7 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 function parseArgs(argv) {
   const opts = {
     storeBench: path.join(REPO, 'build/bin/store_bench'),
-    fixtures: path.join(process.env.AGENTCKPT_SHARED_DIR ?? path.join(REPO, '../shared'), 'fixtures'),
+    fixtures: process.env.AGENTCKPT_FIXTURES_DIR ?? path.join(REPO, 'tests/fixtures'),
     dir: null, iterations: 2000, warmup: 200, repeat: 1, out: null,
     fixtureNames: ['checkpoint-16k.json', 'checkpoint-max.json'],
     fsyncCheck: 'auto', fsyncIterations: 100, command: null,

@@ -29,7 +29,6 @@ std::vector<std::string> TextFields(const Checkpoint& cp) {
 }
 
 void RedactFields(benchmark::State& state, const std::string& fixture, bool with_secrets) {
-  setenv("AGENTCKPT_SHARED_DIR", AGENTCKPT_BENCH_SHARED_DIR, 0);
   std::vector<std::string> fields = TextFields(testing::LoadFixtureCheckpoint(fixture));
   if (with_secrets) {
     fields[0] += " token=ghp_16C7e42F292c6912E7710c838347Ae178B4a";

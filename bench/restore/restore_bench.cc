@@ -120,8 +120,9 @@ int Run(int runs, const std::string& fixtures, const std::string& bin) {
 
 int main(int argc, char** argv) {
   int runs = 100;
-  const char* shared = std::getenv("AGENTCKPT_SHARED_DIR");
-  std::string fixtures = std::string(shared ? shared : "../shared") + "/fixtures";
+  const char* fixtures_env = std::getenv("AGENTCKPT_FIXTURES_DIR");
+  std::string fixtures =
+      fixtures_env && *fixtures_env ? fixtures_env : AGENTCKPT_BENCH_FIXTURES_DIR;
   std::string bin = "build/bin/agentckpt";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);

@@ -70,7 +70,6 @@ int main(int argc, char** argv) {
   int calls = argc > 1 ? std::atoi(argv[1]) : 1000;
   int idle_s = argc > 2 ? std::atoi(argv[2]) : 5;
   setenv("AGENTCKPT_BIN", AGENTCKPT_BIN_DEFAULT, 0);
-  setenv("AGENTCKPT_SHARED_DIR", AGENTCKPT_SHARED_DIR_DEFAULT, 0);
 
   NatsServerProcess nats;
   auto js = JetStreamTestClient::Connect(nats.url());

@@ -9,9 +9,9 @@
 namespace agentckpt::testing {
 
 std::string SharedFixturePath(const std::string& name) {
-  const char* dir = std::getenv("AGENTCKPT_SHARED_DIR");
-  std::string base = dir && *dir ? dir : "../shared";
-  return base + "/fixtures/" + name;
+  const char* dir = std::getenv("AGENTCKPT_FIXTURES_DIR");
+  std::string base = dir && *dir ? dir : AGENTCKPT_TEST_FIXTURES_DIR;
+  return base + "/" + name;
 }
 
 std::string ReadSharedFixture(const std::string& name) {

@@ -1,4 +1,4 @@
-// Access to the shared reference documents (../shared/fixtures) and to valid test checkpoints.
+// Access to the reference checkpoint documents (tests/fixtures/) and to valid test checkpoints.
 #pragma once
 
 #include <string>
@@ -7,7 +7,8 @@
 
 namespace agentckpt::testing {
 
-// Path of a file in the shared fixtures directory ($AGENTCKPT_SHARED_DIR/fixtures/NAME).
+// Path of a reference fixture: $AGENTCKPT_FIXTURES_DIR/NAME if that variable is set, else
+// tests/fixtures/NAME in this source tree (AGENTCKPT_FIXTURES_DIR in CMake).
 std::string SharedFixturePath(const std::string& name);
 // The file's contents; aborts the test binary if it is missing (a broken test setup).
 std::string ReadSharedFixture(const std::string& name);
