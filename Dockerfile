@@ -1,5 +1,6 @@
 # agentckpt container image: built on Debian 12 with Debian's own -dev packages, run on
-# debian:12-slim with only the shared libraries the binary needs, as a non-root user.
+# debian:12-slim with only the shared libraries the binary needs, as a non-root user. The build
+# stage needs node and npm: it installs js-tiktoken (npm ci) and embeds its rank tables.
 #
 #   docker build -t registry.example.com/agentckpt:0.1.0 .
 #   docker run --rm registry.example.com/agentckpt:0.1.0 --help
@@ -10,6 +11,7 @@ RUN apt-get update \
       build-essential cmake pkg-config git ca-certificates \
       libnats-dev libcpprest-dev nlohmann-json3-dev libssl-dev libspdlog-dev \
       libsqlite3-dev libsimdjson-dev libgit2-dev libcli11-dev libgtest-dev libgmock-dev \
+      libpcre2-dev nodejs npm \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -21,7 +23,7 @@ FROM debian:12-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates libnats3.4 libcpprest2.10 libssl3 libspdlog1.10 libfmt9 libsqlite3-0 \
-      libsimdjson14 libgit2-1.5 \
+      libsimdjson14 libgit2-1.5 libpcre2-8-0 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 agentckpt \
  && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/agentckpt --no-create-home \

@@ -111,6 +111,7 @@ RestoreCommand::RestoreCommand(CLI::App* app) {
   redact_patterns_ = EnvOr("CKPT_REDACT_PATTERNS", "");
   IntFromEnv("CKPT_REPLAY_MAX", &replay_max_);
   IntFromEnv("CKPT_PROMPT_MAX_TOKENS", &prompt_max_tokens_);
+  tokenizer_ = EnvOr("CKPT_TOKENIZER", tokenizer_);
   IntFromEnv("CKPT_STALE_AFTER_S", &stale_after_s_);
   command_ = app->add_subcommand(
       "restore",
@@ -139,6 +140,10 @@ RestoreCommand::RestoreCommand(CLI::App* app) {
                 "Prompt size limit ($CKPT_PROMPT_MAX_TOKENS)")
       ->check(CLI::Range(500, 100000))
       ->capture_default_str();
+  c->add_option("--tokenizer", tokenizer_,
+                "Encoding the prompt's tokens are counted in: o200k_base or cl100k_base "
+                "($CKPT_TOKENIZER)")
+      ->capture_default_str();
   c->add_option("--stale-after-s", stale_after_s_,
                 "A checkpoint older than this is stale ($CKPT_STALE_AFTER_S)")
       ->check(CLI::Range(int64_t{1}, int64_t{365} * 86400))
@@ -160,6 +165,8 @@ int RestoreCommand::Execute() {
   if (agent_.empty()) {
     return ReportError("restore", InvalidArgumentError("--agent (or $AGENT_ID) is required"));
   }
+  auto tokenizer = ParseTokenEncoding(tokenizer_);
+  if (!tokenizer.ok()) return ReportError("restore", tokenizer.status().WithContext("--tokenizer"));
   const bool use_nats = nats_flag_->count() > 0;
   if (!use_nats && (!stream_.empty() || !consumer_.empty())) {
     return ReportError("restore", InvalidArgumentError("--stream and --consumer need --nats"));
@@ -198,6 +205,7 @@ int RestoreCommand::Execute() {
   options.dry_run = true;
   options.replay_max = static_cast<size_t>(replay_max_);
   options.prompt_max_tokens = static_cast<size_t>(prompt_max_tokens_);
+  options.tokenizer = *tokenizer;
   options.stale_after_ms = stale_after_s_ * 1000;
   options.workspace_dir = workspace_;
   options.redact = [&redactor](std::string_view text) { return redactor.Redact(text); };

@@ -5,7 +5,8 @@
 //
 //   agentckpt restore --agent ID --dry-run [--store URL] [--nats URL [--stream S]
 //                     [--consumer C] [NATS auth flags]] [--workspace DIR] [--replay-max N]
-//                     [--prompt-max-tokens N] [--stale-after-s S] [--redact-patterns F] [--json]
+//                     [--prompt-max-tokens N] [--tokenizer ENC] [--stale-after-s S]
+//                     [--redact-patterns F] [--json]
 //
 // A dry run publishes nothing, stashes nothing, writes nothing to the store, and leaves the
 // agent's durable consumer exactly as it was (the replay reads through a short-lived ephemeral
@@ -51,6 +52,7 @@ class RestoreCommand {
   std::string redact_patterns_;
   int replay_max_ = 50;
   int prompt_max_tokens_ = 4000;
+  std::string tokenizer_ = "o200k_base";
   int64_t stale_after_s_ = 900;
   bool dry_run_ = false;
   bool json_ = false;

@@ -191,6 +191,8 @@ const std::vector<SettingSpec>& SettingSpecs() {
       {"replay-max", "CKPT_REPLAY_MAX", "50", "messages replayed on restore at most (0-10000)"},
       {"prompt-max-tokens", "CKPT_PROMPT_MAX_TOKENS", "4000",
        "restoration prompt size limit in tokens (256-200000)"},
+      {"tokenizer", "CKPT_TOKENIZER", "o200k_base",
+       "encoding the prompt's tokens are counted in: o200k_base or cl100k_base"},
       {"http-body-max-bytes", "CKPT_HTTP_BODY_MAX_BYTES", "1048576",
        "largest accepted HTTP request body (1024-67108864)"},
       {"restore-on-start", "CKPT_RESTORE_ON_START", "true",
@@ -331,6 +333,11 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   RETURN_IF_ERROR(r.Int("stale-after-s", 1, 31536000, &c.stale_after_s));
   RETURN_IF_ERROR(r.Int32("replay-max", 0, 10000, &c.replay_max));
   RETURN_IF_ERROR(r.Int32("prompt-max-tokens", 256, 200000, &c.prompt_max_tokens));
+  RETURN_IF_ERROR(r.String("tokenizer", &c.tokenizer));
+  if (c.tokenizer != "o200k_base" && c.tokenizer != "cl100k_base") {
+    return Resolver::Bad("tokenizer",
+                         "expected o200k_base or cl100k_base, got \"" + c.tokenizer + "\"");
+  }
   RETURN_IF_ERROR(r.Int("http-body-max-bytes", 1024, int64_t{64} << 20, &c.http_body_max_bytes));
   RETURN_IF_ERROR(r.Bool("restore-on-start", &c.restore_on_start));
   RETURN_IF_ERROR(r.String("log-level", &c.log_level));

@@ -3,6 +3,7 @@
 // counter that built them, and never exceed the limit under the chosen encoding.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -63,6 +64,8 @@ void ExpectWithinTheLimitByTheReference(TokenEncoding enc) {
     EXPECT_EQ(reference[i], b.prompt.tokens) << b.script;  // the reported count is exact
     EXPECT_GE(reference[i], b.budget / 2) << b.script;     // the budget is used, not wasted
     EXPECT_FALSE(b.prompt.cut.empty()) << b.script;        // the inputs did not fit whole
+    // Sections were cut, not the end of the text: the fitter's sum of section counts is exact.
+    EXPECT_EQ(std::count(b.prompt.cut.begin(), b.prompt.cut.end(), "end"), 0) << b.script;
   }
 }
 
