@@ -24,7 +24,7 @@ constexpr int64_t kNoRank = std::numeric_limits<int64_t>::max();
 // Pieces up to this many bytes are merged by tiktoken's quadratic loop (fastest for short
 // pieces); longer ones by an equivalent heap-based merge, so a hostile piece (a long run of
 // letters) stays O(n log n).
-constexpr size_t kShortPiece = 256;
+constexpr size_t kShortPiece = 128;
 
 [[noreturn]] void Die(const char* what, TokenEncoding encoding) {
   std::fprintf(stderr, "token counter: %s (%s): the build is damaged\n", what,
