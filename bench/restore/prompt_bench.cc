@@ -3,9 +3,13 @@
 // counting under each encoding. One process, one thread, in memory (no store, no NATS): the
 // figure is the prompt builder's own cost within a restore. The first build of each encoding is
 // reported apart (it loads the rank tables). Then the same with the context and the bodies
-// written in hostile scripts (CJK, rare CJK, emoji, ...). Prints p50/p90/p99.
+// written in hostile scripts (CJK, rare CJK, emoji, ...). Prints p50/p90/p99 of the wall time
+// and of the thread's CPU time, with the machine's load average (wall-time tails on a shared,
+// busy machine are mostly time spent preempted).
 //
 //   build/bin/prompt_bench [--runs N]
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,19 +25,30 @@
 namespace agentckpt::bench {
 namespace {
 
+double ThreadCpuMicros() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+// Wall time, and the thread's CPU time (which leaves out time spent preempted on a busy machine).
 void Measure(const std::string& name, const PromptInput& in, TokenEncoding enc, int runs) {
   PromptOptions opts;
   opts.tokenizer = enc;
-  Latencies lat;
+  Latencies wall, cpu;
   size_t tokens = 0;
   for (int i = 0; i < runs; ++i) {
     auto start = std::chrono::steady_clock::now();
+    double cpu_start = ThreadCpuMicros();
     RestorationPrompt p = BuildRestorationPrompt(in, opts);
-    lat.Add(MicrosSince(start));
+    cpu.Add(ThreadCpuMicros() - cpu_start);
+    wall.Add(MicrosSince(start));
     tokens = p.tokens;
   }
-  lat.Print(name + " " + std::string(TokenEncodingName(enc)) + " (" + std::to_string(tokens) +
-            " tok)");
+  std::string label =
+      name + " " + std::string(TokenEncodingName(enc)) + " (" + std::to_string(tokens) + " tok)";
+  wall.Print(label + " wall");
+  cpu.Print(label + " cpu");
 }
 
 int Run(int runs) {
@@ -53,6 +68,9 @@ int Run(int runs) {
     std::printf("first build %s (loads the tables): %.1f ms\n",
                 std::string(TokenEncodingName(enc)).c_str(), MicrosSince(start) / 1000);
   }
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) == 3)
+    std::printf("load average %.2f %.2f %.2f\n", load[0], load[1], load[2]);
   for (TokenEncoding enc : {TokenEncoding::kO200kBase, TokenEncoding::kCl100kBase}) {
     Measure("max fixture + 50 msgs", in, enc, runs);
   }
