@@ -1,6 +1,7 @@
 # agentckpt container image: built on Debian 12 with Debian's own -dev packages, run on
 # debian:12-slim with only the shared libraries the binary needs, as a non-root user (UID 10001)
 # that needs no writable path but /var/lib/agentckpt, so the root filesystem can be read-only.
+# The build stage needs node and npm: it installs js-tiktoken (npm ci) and embeds its rank tables.
 #
 #   scripts/image                      # here: Debian base images by debootstrap, podman build, test
 #   docker build -t registry.example.com/agentckpt:0.1.0 .
@@ -15,6 +16,7 @@ RUN apt-get update \
       build-essential cmake pkg-config git ca-certificates \
       libnats-dev libcpprest-dev nlohmann-json3-dev libssl-dev libspdlog-dev \
       libsqlite3-dev libsimdjson-dev libgit2-dev libcli11-dev libgtest-dev libgmock-dev \
+      libpcre2-dev nodejs npm \
  && rm -rf /var/lib/apt/lists/*
 ARG AGENTCKPT_WERROR=OFF
 WORKDIR /src
@@ -28,7 +30,7 @@ FROM debian:12-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates libnats3.4 libcpprest2.10 libssl3 libspdlog1.10 libfmt9 libsqlite3-0 \
-      libsimdjson14 libgit2-1.5 \
+      libsimdjson14 libgit2-1.5 libpcre2-8-0 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 agentckpt \
  && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/agentckpt --no-create-home \

@@ -121,6 +121,9 @@ RestoreCommand::RestoreCommand(CLI::App* app) {
          "Prompt size limit ($CKPT_PROMPT_MAX_TOKENS, default 4000)");
   shared("--stale-after-s", "stale-after-s",
          "A checkpoint older than this is stale ($CKPT_STALE_AFTER_S, default 900)");
+  shared("--tokenizer", "tokenizer",
+         "Encoding the prompt's tokens are counted in: o200k_base or cl100k_base "
+         "($CKPT_TOKENIZER, default o200k_base)");
   c->add_flag("--json", json_, "Machine-readable JSON on stdout (the prompt included)");
 }
 
@@ -145,6 +148,8 @@ int RestoreCommand::Execute() {
   if (agent.empty()) {
     return ReportError("restore", InvalidArgumentError("--agent (or $AGENT_ID) is required"));
   }
+  auto tokenizer = ParseTokenEncoding(settings->tokenizer);
+  if (!tokenizer.ok()) return ReportError("restore", tokenizer.status().WithContext("--tokenizer"));
   const bool use_nats = nats_flag_->count() > 0;
   if (!use_nats && (!stream_.empty() || !consumer_.empty())) {
     return ReportError("restore", InvalidArgumentError("--stream and --consumer need --nats"));
@@ -185,6 +190,7 @@ int RestoreCommand::Execute() {
   options.prompt_max_tokens = static_cast<size_t>(settings->prompt_max_tokens);
   options.stale_after_ms = settings->stale_after_s * 1000;
   options.workspace_dir = settings->workspace_dir;
+  options.tokenizer = *tokenizer;
   options.redact = [&redactor](std::string_view text) { return redactor.Redact(text); };
   Restorer restorer(Env::Default(), store->get(), replay.get(), /*events=*/nullptr, options);
   progress.Update("restore (dry run): loading the latest verified checkpoint of " + agent, true);

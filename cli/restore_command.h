@@ -5,7 +5,8 @@
 //
 //   agentckpt restore --agent ID --dry-run [--store URL] [--nats URL [--stream S]
 //                     [--consumer C] [NATS auth flags]] [--workspace DIR] [--replay-max N]
-//                     [--prompt-max-tokens N] [--stale-after-s S] [--redact-patterns F] [--json]
+//                     [--prompt-max-tokens N] [--tokenizer ENC] [--stale-after-s S]
+//                     [--redact-patterns F] [--json]
 //
 // A dry run publishes nothing, stashes nothing, writes nothing to the store, and leaves the
 // agent's durable consumer exactly as it was (the replay reads through a short-lived ephemeral

@@ -167,7 +167,9 @@ RestorationPrompt BuildRestorationPrompt(const PromptInput& in, const PromptOpti
   }
   AppendWorkspaceSection(in, opts, &sections);
 
-  FittedPrompt fitted = FitSections(sections, opts.max_tokens, CountTokens);
+  TokenCounter counter(opts.tokenizer);  // memoizes: the fitter counts many similar texts
+  FittedPrompt fitted = FitSections(
+      sections, opts.max_tokens, [&counter](std::string_view text) { return counter.Count(text); });
   RestorationPrompt out;
   out.text = std::move(fitted.text);
   out.tokens = fitted.tokens;

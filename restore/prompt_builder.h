@@ -8,13 +8,14 @@
 // messages: do not redo; pending messages: will be delivered, with count and subjects; replayed
 // bodies as fenced untrusted data, see untrusted_fence.h), workspace state.
 //
-// Budget: the prompt is at most `max_tokens` by CountTokens (restore/token_counter.h). When the
-// full prompt is longer, sections are cut in this order until it fits: bodies of pending
-// messages, bodies of handled messages, gathered results, tool calls, workspace file list, draft,
-// plan (done steps first). Opening, warnings, task and the message counts are never cut (only if
-// they alone exceed the budget is the text's end cut). Cuts never split a UTF-8 character and
-// never leave a fence open. Deterministic: the same input gives the same bytes (nothing here reads
-// a clock or randomness; the fence nonce is derived from the content). Thread-safe.
+// Budget: the prompt is at most `max_tokens` tokens under `tokenizer`, counted exactly
+// (restore/token_counter.h). When the full prompt is longer, sections are cut in this order until
+// it fits: bodies of pending messages, bodies of handled messages, gathered results, tool calls,
+// workspace file list, draft, plan (done steps first). Opening, warnings, task and the message
+// counts are never cut (only if they alone exceed the budget is the text's end cut). Cuts never
+// split a UTF-8 character and never leave a fence open. Deterministic: the same input gives the
+// same bytes (nothing here reads a clock or randomness; the fence nonce is derived from the
+// content). Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +26,7 @@
 
 #include "checkpoint/checkpoint.h"
 #include "replay/replay_source.h"
+#include "restore/token_counter.h"
 #include "store/checkpoint_store.h"
 
 namespace agentckpt {
@@ -49,15 +51,16 @@ struct PromptInput {
 };
 
 struct PromptOptions {
-  size_t max_tokens = 4000;             // CKPT_PROMPT_MAX_TOKENS
-  size_t message_body_max_bytes = 600;  // per replayed body shown in the prompt
-  size_t draft_tail_chars = 1500;       // the end of the draft shown (before any cut)
-  size_t modified_files_shown = 40;     // workspace files listed (before any cut)
+  size_t max_tokens = 4000;                             // CKPT_PROMPT_MAX_TOKENS
+  TokenEncoding tokenizer = TokenEncoding::kO200kBase;  // CKPT_TOKENIZER
+  size_t message_body_max_bytes = 600;                  // per replayed body shown in the prompt
+  size_t draft_tail_chars = 1500;    // the end of the draft shown (before any cut)
+  size_t modified_files_shown = 40;  // workspace files listed (before any cut)
 };
 
 struct RestorationPrompt {
   std::string text;
-  size_t tokens = 0;             // CountTokens(text) <= max_tokens
+  size_t tokens = 0;             // CountTokens(text, tokenizer) <= max_tokens
   std::vector<std::string> cut;  // sections shortened to fit, in cut order
 };
 

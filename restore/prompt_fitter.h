@@ -48,8 +48,9 @@ struct FittedPrompt {
 // Renders `sections` in order within `max_tokens` as counted by `count`. Sections are measured
 // one by one and the sum of their counts is kept within the budget (then the whole text is
 // measured once more). This needs count(a + b) <= count(a) + count(b) when `a` ends with a
-// newline, as every rendered section does; CountTokens satisfies it (its fixed per-text margin
-// exceeds what joining two texts at a line break can add).
+// newline, as every rendered section does; the exact counter (restore/token_counter.h) gives
+// equality when `b` starts with printable ASCII other than ' ' and '/', as section headings do.
+// Whatever `count` does, the result is never over budget (the end cut above).
 FittedPrompt FitSections(const std::vector<PromptSection>& sections, size_t max_tokens,
                          const std::function<size_t(std::string_view)>& count);
 

@@ -209,6 +209,7 @@ void Restorer::PromptPhase(const std::string& agent_id, RunState* run) {
   in.stash_commit = r.stash_commit;
   PromptOptions popts;
   popts.max_tokens = options_.prompt_max_tokens;
+  popts.tokenizer = options_.tokenizer;
   popts.message_body_max_bytes = options_.prompt_body_max_bytes;
   RestorationPrompt prompt = BuildRestorationPrompt(in, popts);
   r.prompt = std::move(prompt.text);

@@ -14,6 +14,7 @@
 #include "common/env.h"
 #include "common/status.h"
 #include "replay/replay_source.h"
+#include "restore/token_counter.h"
 #include "store/checkpoint_store.h"
 
 namespace agentckpt {
@@ -24,7 +25,9 @@ struct RestoreOptions {
   size_t replay_body_max_bytes = 2048;
   size_t prompt_body_max_bytes = 600;  // per replayed body shown in the prompt
   size_t prompt_max_tokens = 4000;     // CKPT_PROMPT_MAX_TOKENS
-  std::string workspace_dir;           // WORKSPACE_DIR; empty: no workspace handling
+  // CKPT_TOKENIZER: the encoding the prompt's tokens are counted in.
+  TokenEncoding tokenizer = TokenEncoding::kO200kBase;
+  std::string workspace_dir;  // WORKSPACE_DIR; empty: no workspace handling
   // Dry run (agentckpt restore --dry-run): no status write, no stash, no events published.
   bool dry_run = false;
   // When set, every replayed message body, the loaded checkpoint's free text (task title,

@@ -1,27 +1,73 @@
-// A fast, conservative token count for text sent to a language model: the figure is meant never
-// to be below what the model's tokenizer would produce, so a prompt that fits by this count fits
-// for real. Calibrated against two BPE tokenizers (Anthropic's published Claude tokenizer and
-// OpenAI's cl100k_base) on the texts in tests/fixtures/tokens/: on every one of them the estimate
-// is at least both real counts, and on English prose at most 1.3 times the larger one.
+// Exact token counts of text sent to a language model, with a real BPE tokenizer: OpenAI's
+// o200k_base (GPT-4o, o1, o3, GPT-4.1, GPT-5) or cl100k_base (GPT-4, GPT-3.5), chosen by
+// CKPT_TOKENIZER. The count equals what tiktoken's encoders produce for the same text, so a
+// prompt that fits by this count fits for real under that encoding.
 //
-// How: the text is split into runs the way BPE pre-tokenizers split it (words, numbers,
-// punctuation, whitespace, other scripts) and each run is charged by its shape: a short English
-// word one token, a long or vowel-poor word (identifiers, random strings) per character, digits
-// per character, each non-ASCII code point by its script (CJK, Hangul, Indic, emoji, ...), with a
-// safety margin on the total. Ill-formed UTF-8 is charged one token per byte.
+// How: the rank tables are the ones the js-tiktoken npm package publishes, converted at build
+// time (tools/tiktoken/convert_ranks.mjs) and embedded in the binary; the text is split by
+// tiktoken's own pre-tokenizer regex (run by PCRE2 with Unicode properties) and each piece is
+// merged by byte-pair ranks, lowest rank first, as tiktoken does. Text that looks like a special
+// token ("<|endoftext|>") is counted as ordinary text, as model APIs treat text sent to them.
 //
-// Known limit: a text made mostly of rare CJK ideographs (outside the few thousand common ones)
-// can cost up to about 3 tokens per character in real tokenizers; it is charged 1.5.
+// Two deliberate departures, both of which can only raise the count:
+//  - PCRE2 knows Unicode 14. A text piece holding a code point PCRE2 sees as unassigned (scripts
+//    and ideographs added in Unicode 15 or later) may be split differently by a tokenizer with
+//    newer tables, so such a piece (a word, or a line) is charged one token per byte, which no BPE
+//    encoding can exceed.
+//  - Ill-formed UTF-8 is counted as if each bad byte were U+FFFD.
+// For model families whose tokenizer is not public (Claude 3 and later, Gemini), no count here is
+// exact: see docs/configuration.md (CKPT_TOKENIZER) for the margin to leave.
 //
-// Thread-safe (pure functions); O(n) in the length of the text; never throws.
+// Thread-safe. The tables are loaded on first use (tens of milliseconds, once per encoding per
+// process); counting is linear in the text's length. Never throws.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
 #include <string_view>
+#include <unordered_map>
+
+#include "common/status.h"
 
 namespace agentckpt {
 
-// The estimated token count of `text` (0 for an empty text).
-size_t CountTokens(std::string_view text);
+enum class TokenEncoding { kO200kBase, kCl100kBase };
+
+// "o200k_base" or "cl100k_base".
+std::string_view TokenEncodingName(TokenEncoding encoding);
+
+// The encoding named `name` ("o200k_base" or "cl100k_base"); INVALID_ARGUMENT otherwise.
+StatusOr<TokenEncoding> ParseTokenEncoding(std::string_view name);
+
+// The number of tokens of `text` under `encoding` (0 for an empty text).
+size_t CountTokens(std::string_view text, TokenEncoding encoding = TokenEncoding::kO200kBase);
+
+// Counts like CountTokens, remembering the counts of the pieces it has seen (words, lines), so
+// that counting many texts that share most of their content (the prompt fitter measuring one
+// section cut in many ways) costs little more than reading them. Count(t) == CountTokens(t, enc)
+// always. Not thread-safe: one instance per thread; memory is bounded (the memo is cleared when
+// it holds kMaxMemoBytes of text).
+class TokenCounter {
+ public:
+  static constexpr size_t kMaxMemoBytes = 8 << 20;
+
+  explicit TokenCounter(TokenEncoding encoding = TokenEncoding::kO200kBase);
+
+  // The number of tokens of `text`.
+  size_t Count(std::string_view text);
+
+  TokenEncoding encoding() const { return encoding_; }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  TokenEncoding encoding_;
+  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> memo_;
+  size_t memo_bytes_ = 0;
+};
 
 }  // namespace agentckpt

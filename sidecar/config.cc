@@ -91,12 +91,18 @@ Status ReadWorkspaceDir(const SettingReader& r, std::string* dir) {
   return OkStatus();
 }
 
-// CKPT_STALE_AFTER_S, CKPT_REPLAY_MAX and CKPT_PROMPT_MAX_TOKENS, in that order.
+// CKPT_STALE_AFTER_S, CKPT_REPLAY_MAX, CKPT_PROMPT_MAX_TOKENS and CKPT_TOKENIZER, in that order.
 Status ReadRestoreLimits(const SettingReader& r, int64_t* stale_after_s, int* replay_max,
-                         int* prompt_max_tokens) {
+                         int* prompt_max_tokens, std::string* tokenizer) {
   RETURN_IF_ERROR(r.Int("stale-after-s", 1, 31536000, stale_after_s));
   RETURN_IF_ERROR(r.Int32("replay-max", 0, 10000, replay_max));
-  return r.Int32("prompt-max-tokens", 256, 200000, prompt_max_tokens);
+  RETURN_IF_ERROR(r.Int32("prompt-max-tokens", 256, 200000, prompt_max_tokens));
+  RETURN_IF_ERROR(r.String("tokenizer", tokenizer));
+  if (*tokenizer != "o200k_base" && *tokenizer != "cl100k_base") {
+    return SettingReader::Bad("tokenizer",
+                              "expected o200k_base or cl100k_base, got \"" + *tokenizer + "\"");
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -143,6 +149,8 @@ const std::vector<SettingSpec>& SettingSpecs() {
       {"replay-max", "CKPT_REPLAY_MAX", "50", "messages replayed on restore at most (0-10000)"},
       {"prompt-max-tokens", "CKPT_PROMPT_MAX_TOKENS", "4000",
        "restoration prompt size limit in tokens (256-200000)"},
+      {"tokenizer", "CKPT_TOKENIZER", "o200k_base",
+       "encoding the prompt's tokens are counted in: o200k_base or cl100k_base"},
       {"http-body-max-bytes", "CKPT_HTTP_BODY_MAX_BYTES", "1048576",
        "largest accepted HTTP request body (1024-67108864)"},
       {"restore-on-start", "CKPT_RESTORE_ON_START", "true",
@@ -183,7 +191,7 @@ StatusOr<RestoreSettings> ResolveRestoreSettings(const std::map<std::string, std
   RETURN_IF_ERROR(ReadRedactPatterns(r, &settings.redact_patterns_file));
   RETURN_IF_ERROR(ReadWorkspaceDir(r, &settings.workspace_dir));
   RETURN_IF_ERROR(ReadRestoreLimits(r, &settings.stale_after_s, &settings.replay_max,
-                                    &settings.prompt_max_tokens));
+                                    &settings.prompt_max_tokens, &settings.tokenizer));
   return settings;
 }
 
@@ -295,7 +303,8 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   }
   RETURN_IF_ERROR(r.Int32("nats-reconnect-wait-ms", 10, 60000, &c.nats_reconnect_wait_ms));
   RETURN_IF_ERROR(r.Int("nats-buffer-bytes", 0, int64_t{1} << 30, &c.nats_buffer_bytes));
-  RETURN_IF_ERROR(ReadRestoreLimits(r, &c.stale_after_s, &c.replay_max, &c.prompt_max_tokens));
+  RETURN_IF_ERROR(ReadRestoreLimits(r, &c.stale_after_s, &c.replay_max, &c.prompt_max_tokens,
+                                    &c.tokenizer));
   RETURN_IF_ERROR(r.Int("http-body-max-bytes", 1024, int64_t{64} << 20, &c.http_body_max_bytes));
   RETURN_IF_ERROR(r.Bool("restore-on-start", &c.restore_on_start));
   RETURN_IF_ERROR(r.String("log-level", &c.log_level));

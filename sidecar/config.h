@@ -47,6 +47,7 @@ struct SidecarConfig {
   int64_t stale_after_s = 900;
   int replay_max = 50;
   int prompt_max_tokens = 4000;
+  std::string tokenizer = "o200k_base";  // CKPT_TOKENIZER: o200k_base or cl100k_base
   int64_t http_body_max_bytes = 1 << 20;
   bool restore_on_start = true;
   int lease_ttl_s = 15;        // CKPT_LEASE_TTL_S: writer lease ttl; renewed every ttl/3
@@ -109,6 +110,7 @@ struct RestoreSettings {
   int64_t stale_after_s = 900;
   int replay_max = 50;
   int prompt_max_tokens = 4000;
+  std::string tokenizer = "o200k_base";
 };
 
 // Resolves RestoreSettings from `flags` (named as in SettingSpecs) and `env`, in the order and

@@ -15,6 +15,7 @@ RestoreOptions OptionsFrom(const SidecarConfig& c, const Redactor* redactor) {
   o.stale_after_ms = c.stale_after_s * 1000;
   o.replay_max = static_cast<size_t>(c.replay_max);
   o.prompt_max_tokens = static_cast<size_t>(c.prompt_max_tokens);
+  if (auto tokenizer = ParseTokenEncoding(c.tokenizer); tokenizer.ok()) o.tokenizer = *tokenizer;
   o.workspace_dir = c.workspace_dir;
   return o;
 }

@@ -6,6 +6,7 @@
 
 #include "checkpoint/canonical.h"
 #include "common/env.h"
+#include "restore/token_counter.h"
 #include "store/checkpoint_store.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/support/fixtures.h"
@@ -150,6 +151,21 @@ TEST_F(CliRestoreTest, WithoutNatsTheReplayIsSkipped) {
   CliResult human = RunCli(Args({"--dry-run"}));
   EXPECT_NE(human.out.find("not run (no --nats given)"), std::string::npos) << human.out;
   EXPECT_EQ(RunCli(Args({"--dry-run", "--stream", "S"})).exit_code, 2);
+}
+
+// --tokenizer (or CKPT_TOKENIZER) chooses the encoding the prompt is measured in; the reported
+// count is the exact count of the printed prompt under it.
+TEST_F(CliRestoreTest, TokenizerFlagChoosesTheEncoding) {
+  for (TokenEncoding enc : {TokenEncoding::kO200kBase, TokenEncoding::kCl100kBase}) {
+    CliResult r =
+        RunCli(Args({"--dry-run", "--json", "--tokenizer", std::string(TokenEncodingName(enc))}));
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    EXPECT_EQ(r.Json()["promptTokens"].get<size_t>(),
+              CountTokens(r.Json()["prompt"].get<std::string>(), enc));
+  }
+  CliResult bad = RunCli(Args({"--dry-run", "--tokenizer", "claude"}));
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+  EXPECT_NE(bad.err.find("--tokenizer"), std::string::npos) << bad.err;
 }
 
 TEST_F(CliRestoreTest, AMissingStreamIsReportedNotFatal) {

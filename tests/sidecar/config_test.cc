@@ -29,6 +29,7 @@ TEST(SidecarConfigTest, DefaultsWithOnlyAgentId) {
   EXPECT_EQ(c->stale_after_s, 900);
   EXPECT_EQ(c->replay_max, 50);
   EXPECT_EQ(c->prompt_max_tokens, 4000);
+  EXPECT_EQ(c->tokenizer, "o200k_base");
   EXPECT_EQ(c->http_body_max_bytes, 1 << 20);
   EXPECT_TRUE(c->restore_on_start);
   EXPECT_TRUE(c->js_stream.empty());
@@ -73,6 +74,7 @@ TEST(SidecarConfigTest, ParsesEverySetting) {
                                           {"CKPT_STALE_AFTER_S", "60"},
                                           {"CKPT_REPLAY_MAX", "0"},
                                           {"CKPT_PROMPT_MAX_TOKENS", "2000"},
+                                          {"CKPT_TOKENIZER", "cl100k_base"},
                                           {"CKPT_HTTP_BODY_MAX_BYTES", "4096"},
                                           {"CKPT_RESTORE_ON_START", "false"},
                                           {"CKPT_LOG_LEVEL", "debug"}}));
@@ -88,6 +90,7 @@ TEST(SidecarConfigTest, ParsesEverySetting) {
   EXPECT_EQ(c->stale_after_s, 60);
   EXPECT_EQ(c->replay_max, 0);
   EXPECT_EQ(c->prompt_max_tokens, 2000);
+  EXPECT_EQ(c->tokenizer, "cl100k_base");
   EXPECT_EQ(c->http_body_max_bytes, 4096);
   EXPECT_FALSE(c->restore_on_start);
   EXPECT_EQ(c->log_level, "debug");
@@ -124,6 +127,7 @@ TEST(SidecarConfigTest, BadSettingsAreRejectedNamingTheSetting) {
       {{{"AGENT_ID", "a"}, {"CKPT_STALE_AFTER_S", "0"}}, "CKPT_STALE_AFTER_S"},
       {{{"AGENT_ID", "a"}, {"CKPT_REPLAY_MAX", "x"}}, "CKPT_REPLAY_MAX"},
       {{{"AGENT_ID", "a"}, {"CKPT_PROMPT_MAX_TOKENS", "10"}}, "CKPT_PROMPT_MAX_TOKENS"},
+      {{{"AGENT_ID", "a"}, {"CKPT_TOKENIZER", "claude"}}, "CKPT_TOKENIZER"},
       {{{"AGENT_ID", "a"}, {"CKPT_HTTP_BODY_MAX_BYTES", "1"}}, "CKPT_HTTP_BODY_MAX_BYTES"},
       {{{"AGENT_ID", "a"}, {"CKPT_RESTORE_ON_START", "maybe"}}, "CKPT_RESTORE_ON_START"},
       {{{"AGENT_ID", "a"}, {"CKPT_LOG_LEVEL", "loud"}}, "CKPT_LOG_LEVEL"},
