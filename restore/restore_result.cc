@@ -37,6 +37,7 @@ nlohmann::json RestoreResult::EventJson() const {
   }
   if (!workspace_error.empty()) j["workspaceError"] = workspace_error;
   if (!status_error.empty()) j["statusError"] = status_error;
+  if (!journal.empty()) j["journal"] = journal;
   j["promptTokens"] = prompt_tokens;
   j["promptCut"] = prompt_cut;
   j["loadMs"] = Ms(timings.load_ms);

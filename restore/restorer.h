@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "replay/replay_source.h"
 #include "store/checkpoint_store.h"
+#include "store/journal_load.h"
 
 namespace agentckpt {
 
@@ -58,6 +59,9 @@ struct RestoreResult {
   std::vector<std::string> prompt_cut;  // prompt sections shortened to fit the token limit
   std::string prompt;
   PhaseTimings timings;
+  // The journal folded into the checkpoint's context (docs/journal.md): applied entries, the
+  // sequence reached, where and why the fold stopped. Empty object when the store keeps none.
+  nlohmann::json journal = nlohmann::json::object();
   // The checkpoint.restored event payload (DESIGN.md / issue: checkpointId, sequenceNumber,
   // stale, skippedCorrupt, handled, pending, replayed, truncated, promptTokens, phase timings,
   // totalMs, coldStart). Also: skipped (id, sequence, reason), ageMs, replayError,

@@ -16,6 +16,7 @@
 #include "sidecar/context_state.h"
 #include "sidecar/create_coalescer.h"
 #include "sidecar/http_server.h"
+#include "sidecar/journal_writer.h"
 #include "sidecar/lease_keeper.h"
 #include "sidecar/metrics.h"
 #include "sidecar/nats_link.h"
@@ -77,6 +78,7 @@ class Sidecar {
   std::unique_ptr<CheckpointStore> store_;
   std::unique_ptr<NatsLink> nats_;
   ContextState context_;
+  std::unique_ptr<JournalWriter> journal_;
   std::unique_ptr<CheckpointWriter> writer_;
   std::unique_ptr<RestoreService> restore_;
   std::unique_ptr<ApiRouter> router_;
