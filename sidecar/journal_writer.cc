@@ -197,8 +197,9 @@ void JournalWriter::Fence(const Status& reason) {
 Status JournalWriter::Close() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (closed_ && !flusher_.joinable()) return failure_;
+    if (closed_ && !flusher_.joinable()) return failed_from_ > 0 ? failure_ : OkStatus();
     closed_ = true;
+    force_checkpoint_ = nullptr;  // the final checkpoint (if any) is the caller's to write
   }
   cv_.notify_all();
   if (flusher_.joinable()) flusher_.join();
