@@ -50,8 +50,15 @@ json Call(http::client::http_client& c, const http::method& m, const std::string
   http::http_request req(m);
   req.set_request_uri(path);
   req.set_body(body, "application/json");
-  http::http_response resp = c.request(req).get();
-  std::string text = resp.extract_utf8string(true).get();
+  http::http_response resp;
+  std::string text;
+  try {
+    resp = c.request(req).get();
+    text = resp.extract_utf8string(true).get();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s %s: %s\n", m.c_str(), path.c_str(), e.what());
+    return nullptr;
+  }
   if (resp.status_code() / 100 != 2) {
     std::fprintf(stderr, "%s %s: HTTP %d %s\n", m.c_str(), path.c_str(), resp.status_code(),
                  text.c_str());
@@ -118,6 +125,7 @@ int main(int argc, char** argv) {
   setenv("AGENTCKPT_BIN", AGENTCKPT_BIN_DEFAULT, 0);
   setenv("AGENTCKPT_SHARED_DIR", AGENTCKPT_SHARED_DIR_DEFAULT, 0);
   std::printf("journal bench: %d calls per figure, store files in %s\n", calls, dir.c_str());
+  std::fflush(stdout);
 
   // 1. Durable round trips.
   NatsServerProcess nats;
