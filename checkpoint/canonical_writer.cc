@@ -210,6 +210,15 @@ void WriteCanonicalJson(const Checkpoint& cp, bool include_hash, std::string* ou
   }
   w.Key("expireAt", false);
   w.Time(cp.expire_at_ms);
+  if (cp.journal) {  // written only when set, so older documents keep their bytes and hash
+    w.Key("journal", false);
+    w.Open();
+    w.Key("sequence", true);
+    w.Int(cp.journal->sequence);
+    w.Key("sha256", false);
+    w.String(cp.journal->sha256);
+    w.Close();
+  }
   w.Key("natsPosition", false);
   if (cp.nats_position) {
     WriteNatsPosition(w, *cp.nats_position);

@@ -63,6 +63,14 @@ struct NatsPosition {
   bool operator==(const NatsPosition&) const = default;
 };
 
+// The last journal entry whose effect a checkpoint includes (docs/journal.md): restore folds the
+// entries after `sequence`, the first of which must chain to `sha256`.
+struct JournalPosition {
+  int64_t sequence = 0;  // 0: no entry yet
+  std::string sha256;    // SHA-256 hex of that entry; 64 zeros when sequence is 0
+  bool operator==(const JournalPosition&) const = default;
+};
+
 struct Workspace {
   std::vector<std::string> modified_files;
   bool uncommitted_changes = false;
@@ -96,6 +104,8 @@ struct Checkpoint {
   std::optional<EncryptedContextSummary> encrypted_context_summary;
   std::optional<NatsPosition> nats_position;  // null when no JetStream consumer is configured
   std::optional<Workspace> workspace;         // null when no workspace is configured
+  // Absent in checkpoints written without a journal (before it existed, or memory durability).
+  std::optional<JournalPosition> journal;
   TriggerReason trigger_reason = TriggerReason::kPeriodic;
   int64_t size_bytes = 0;
   int ttl_days = 7;

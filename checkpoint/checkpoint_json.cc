@@ -155,7 +155,8 @@ StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
   simdjson::dom::element member;
   if (r.Member("expireAt", /*optional=*/true, &member)) r.Timestamp("expireAt", &cp.expire_at_ms);
   if (r.Member("contentSha256", /*optional=*/true, &member)) r.String("contentSha256", &cp.content_sha256);
-  simdjson::dom::element task, summary, nats, ws;
+  simdjson::dom::element task, summary, nats, ws, journal;
+  const bool has_journal = r.Member("journal", /*optional=*/true, &journal);
   r.Member("activeTask", false, &task);
   // Version 2 stores the summary encrypted, under its own name (docs/encryption.md).
   const bool encrypted = version == kEncryptedSchemaVersion;
@@ -187,6 +188,15 @@ StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
     auto w = DecodeWorkspace(ws, "workspace");
     if (!w.ok()) return w.status();
     cp.workspace = std::move(w).value();
+  }
+  if (has_journal) {
+    ObjectReader jr(journal, "journal");
+    JournalPosition pos;
+    jr.Int("sequence", 0, kMaxI64, &pos.sequence);
+    jr.String("sha256", &pos.sha256);
+    jr.RejectUnknown();
+    if (!jr.ok()) return jr.status();
+    cp.journal = std::move(pos);
   }
   return cp;
 }
@@ -310,6 +320,9 @@ json CheckpointToJsonValue(const Checkpoint& cp, bool include_hash) {
          {"ttlDays", cp.ttl_days},
          {"expireAt", FormatRfc3339Millis(cp.expire_at_ms)}};
   if (include_hash && !cp.content_sha256.empty()) j["contentSha256"] = cp.content_sha256;
+  if (cp.journal) {
+    j["journal"] = {{"sequence", cp.journal->sequence}, {"sha256", cp.journal->sha256}};
+  }
   if (cp.encrypted_context_summary) {
     j.erase("contextSummary");
     j["encryptedContextSummary"] =

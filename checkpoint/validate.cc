@@ -241,6 +241,13 @@ Status ValidateCheckpoint(const Checkpoint& cp) {
   if (cp.workspace) {
     if (auto s = ValidateWorkspace(*cp.workspace, "workspace"); !s.ok()) return s;
   }
+  if (cp.journal) {
+    const std::string& h = cp.journal->sha256;
+    if (cp.journal->sequence < 0) return Bad("journal.sequence", "must not be negative");
+    if (h.size() != 64 || h.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return Bad("journal.sha256", "expected 64 lower-case hex characters");
+    }
+  }
   if (cp.ttl_days < 1 || cp.ttl_days > limits::kMaxTtlDays) {
     return Bad("ttlDays", "must be between 1 and " + std::to_string(limits::kMaxTtlDays));
   }

@@ -88,6 +88,21 @@ StatusOr<WriteResult> CheckpointWriter::WriteFinal(TriggerReason trigger) {
   return WriteLocked(trigger, "");
 }
 
+StatusOr<WriteResult> CheckpointWriter::WriteForced(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return UnavailableError("the sidecar is shutting down");
+  forced_reason_ = reason;
+  auto r = WriteLocked(TriggerReason::kPeriodic, "");
+  forced_reason_.clear();
+  return r;
+}
+
+void CheckpointWriter::SetJournal(std::function<void(int64_t)> on_written, int64_t previous) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_journal_written_ = std::move(on_written);
+  journal_previous_ = previous;
+}
+
 StatusOr<std::optional<WriteResult>> CheckpointWriter::WriteIfChanged(TriggerReason trigger) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return UnavailableError("the sidecar is shutting down");
@@ -98,7 +113,8 @@ StatusOr<std::optional<WriteResult>> CheckpointWriter::WriteIfChanged(TriggerRea
   return std::optional<WriteResult>(std::move(r));
 }
 
-StatusOr<Checkpoint> CheckpointWriter::Build(TriggerReason trigger, const ContextSnapshot& snap) {
+StatusOr<Checkpoint> CheckpointWriter::Build(TriggerReason trigger, const ContextSnapshot& snap,
+                                             const std::optional<StatusOr<NatsPosition>>& pos) {
   Checkpoint cp;
   cp.agent_id = options_.agent_id;
   ASSIGN_OR_RETURN(cp.checkpoint_id, NewUuidV4(env_));
@@ -106,17 +122,17 @@ StatusOr<Checkpoint> CheckpointWriter::Build(TriggerReason trigger, const Contex
   cp.active_task = snap.active_task;
   cp.context_summary = snap.summary;
   cp.workspace = snap.workspace;
+  if (!snap.journal.sha256.empty()) cp.journal = snap.journal;
   cp.trigger_reason = trigger;
   cp.ttl_days = options_.ttl_days;
-  if (position_) {
-    auto pos = position_();
-    if (pos.ok()) {
-      last_position_ = *pos;
-      cp.nats_position = *pos;
+  if (pos.has_value()) {
+    if (pos->ok()) {
+      last_position_ = **pos;
+      cp.nats_position = **pos;
     } else {
       metrics_->CountStalePosition();
       LogWarn("natsPosition: using the last known position",
-              {{"reason", pos.status().ToString()}, {"known", last_position_.has_value()}});
+              {{"reason", pos->status().ToString()}, {"known", last_position_.has_value()}});
       cp.nats_position = last_position_;
     }
   }
@@ -145,8 +161,14 @@ StatusOr<WriteResult> CheckpointWriter::WriteLocked(TriggerReason trigger,
     return UnavailableError("standby: this sidecar does not hold the writer lease yet");
   }
   int64_t start = env_->NowMonotonicMicros();
+  // A consistent cut: the ack floor is read before the context is copied, so every message the
+  // position counts as handled was acknowledged before the snapshot and (the agent updates its
+  // context before it acks) its effect is in the snapshot. A message acked in between is
+  // replayed on restore rather than lost.
+  std::optional<StatusOr<NatsPosition>> pos;
+  if (position_) pos = position_();
   ContextSnapshot snap = context_->Snapshot();
-  auto built = Build(trigger, snap);
+  auto built = Build(trigger, snap, pos);
   if (!built.ok()) {
     ReportFailure(trigger, request_task_id, built.status());
     return built.status();
@@ -160,6 +182,8 @@ StatusOr<WriteResult> CheckpointWriter::WriteLocked(TriggerReason trigger,
   PutOptions put_options;
   put_options.keep = options_.keep;
   put_options.lease = lease_;
+  const bool journaled = on_journal_written_ && !snap.journal.sha256.empty();
+  if (journaled) put_options.journal_compact_through = journal_previous_;
   auto put = store_->Put(*sealed, put_options);
   metrics_->ObserveStore("put", SecondsSince(put_start));
   if (!put.ok() && put.status().code() == StatusCode::kFailedPrecondition &&
@@ -176,6 +200,10 @@ StatusOr<WriteResult> CheckpointWriter::WriteLocked(TriggerReason trigger,
     return s;
   }
   last_written_revision_ = snap.revision;
+  if (journaled) {
+    journal_previous_ = snap.journal.sequence;
+    on_journal_written_(snap.journal.sequence);
+  }
   WriteResult r;
   r.checkpoint_id = sealed->doc.checkpoint_id;
   r.sequence_number = sealed->doc.sequence_number;
@@ -185,6 +213,8 @@ StatusOr<WriteResult> CheckpointWriter::WriteLocked(TriggerReason trigger,
   r.duration_ms = std::round(seconds * 1e6) / 1000.0;  // whole microseconds
   metrics_->ObserveCheckpoint(std::string(TriggerReasonName(trigger)), seconds, r.size_bytes);
   nlohmann::json payload = r.ToJson();
+  if (!forced_reason_.empty()) payload["reason"] = forced_reason_;
+  if (sealed->doc.journal) payload["journalSequence"] = sealed->doc.journal->sequence;
   events_("checkpoint.created", payload);
   payload["event"] = "checkpoint.created";
   payload["agentId"] = options_.agent_id;

@@ -75,6 +75,16 @@ class CheckpointWriter {
   // Write (the writer is closed either way).
   StatusOr<WriteResult> WriteFinal(TriggerReason trigger);
 
+  // A periodic checkpoint forced by the journal (its tail is full, or an append failed):
+  // checkpoint.created carries {"reason": reason}. Errors as Write.
+  StatusOr<WriteResult> WriteForced(const std::string& reason);
+
+  // Journal (docs/journal.md): every checkpoint records the journal position of its snapshot,
+  // deletes the entries only the checkpoint before the previous one needed (so the journal covers
+  // the two newest checkpoints), and then calls `on_written` with the position's sequence.
+  // `previous` is the sequence the newest stored checkpoint includes. Call before writing.
+  void SetJournal(std::function<void(int64_t sequence)> on_written, int64_t previous);
+
   // The context revision covered by the last successful checkpoint.
   uint64_t last_written_revision() const;
 
@@ -94,7 +104,9 @@ class CheckpointWriter {
 
  private:
   StatusOr<WriteResult> WriteLocked(TriggerReason trigger, const std::string& request_task_id);
-  StatusOr<Checkpoint> Build(TriggerReason trigger, const ContextSnapshot& snap);
+  // `pos` is the consumer position read before `snap` was taken (see WriteLocked).
+  StatusOr<Checkpoint> Build(TriggerReason trigger, const ContextSnapshot& snap,
+                             const std::optional<StatusOr<NatsPosition>>& pos);
   void ReportFailure(TriggerReason trigger, const std::string& request_task_id,
                      const Status& status);
   double SecondsSince(int64_t start_micros);
@@ -116,6 +128,9 @@ class CheckpointWriter {
   std::optional<LeaseToken> lease_;
   Status fenced_;  // not OK once the lease was lost
   std::function<void(const Status&)> on_lease_lost_;
+  std::function<void(int64_t)> on_journal_written_;
+  int64_t journal_previous_ = 0;  // the journal sequence the newest checkpoint includes
+  std::string forced_reason_;     // set during WriteForced
 };
 
 }  // namespace agentckpt

@@ -5,6 +5,7 @@
 #include "checkpoint/checkpoint_json.h"
 #include "checkpoint/limits.h"
 #include "common/status_macros.h"
+#include "journal/journal_fold.h"
 
 namespace agentckpt {
 
@@ -72,9 +73,17 @@ void ContextState::Freeze() {
   frozen_ = true;
 }
 
-ContextUpdate ContextState::Commit(Content next) {
+StatusOr<ContextUpdate> ContextState::Commit(Content next, JournalKind kind,
+                                             const std::function<json(const Content&)>& payload) {
   ContextUpdate u;
-  if (next == content_) {
+  const bool same = next == content_;
+  if (journal_) {
+    std::string text =
+        same ? std::string() : payload(next).dump(-1, ' ', false, json::error_handler_t::replace);
+    ASSIGN_OR_RETURN(journal_position_, journal_(kind, text));
+  }
+  u.journal_sequence = journal_position_.sequence;
+  if (same) {
     u.revision = revision_;
     return u;
   }
@@ -92,20 +101,24 @@ StatusOr<ContextUpdate> ContextState::Replace(const json& body) {
   ASSIGN_OR_RETURN(Content next, Decode(body));
   std::lock_guard<std::mutex> lock(mu_);
   if (frozen_) return ShuttingDown();
-  return Commit(std::move(next));
+  return Commit(std::move(next), JournalKind::kContextPut,
+                [](const Content& c) { return Encode(c); });
 }
 
 StatusOr<ContextUpdate> ContextState::MergePatch(const json& patch) {
   std::lock_guard<std::mutex> lock(mu_);
   if (frozen_) return ShuttingDown();
   json doc = Encode(content_);
+  json before = doc;
   try {
     doc.merge_patch(patch);
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string("document: cannot apply merge patch: ") + e.what());
   }
   ASSIGN_OR_RETURN(Content next, Decode(doc));
-  return Commit(std::move(next));
+  // The journal records the effect (after redaction and cutting), not the request.
+  return Commit(std::move(next), JournalKind::kContextPatch,
+                [&before](const Content& c) { return MakeMergePatch(before, Encode(c)); });
 }
 
 StatusOr<ContextUpdate> ContextState::AppendToolCall(const json& entry) {
@@ -130,7 +143,9 @@ StatusOr<ContextUpdate> ContextState::AppendToolCall(const json& entry) {
     if (dot != std::string::npos && dot < colon) msg = msg.substr(dot + 2);
     return InvalidArgumentError(msg);
   }
-  return Commit(std::move(next));
+  return Commit(std::move(next), JournalKind::kToolCall, [](const Content& c) {
+    return ToolCallEntryToJsonValue(c.summary.tool_call_log.back());
+  });
 }
 
 void ContextState::Seed(const Checkpoint& cp) {
@@ -138,6 +153,7 @@ void ContextState::Seed(const Checkpoint& cp) {
   content_.active_task = cp.active_task;
   content_.summary = cp.context_summary;
   content_.workspace = cp.workspace;
+  if (cp.journal) journal_position_ = *cp.journal;
 }
 
 ContextSnapshot ContextState::Snapshot() const {
@@ -147,6 +163,7 @@ ContextSnapshot ContextState::Snapshot() const {
   s.summary = content_.summary;
   s.workspace = content_.workspace;
   s.revision = revision_;
+  s.journal = journal_position_;
   return s;
 }
 

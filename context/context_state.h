@@ -8,12 +8,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "checkpoint/checkpoint.h"
 #include "common/status.h"
+#include "journal/journal_entry.h"
 #include "redact/redactor.h"
 
 namespace agentckpt {
@@ -23,13 +25,22 @@ struct ContextSnapshot {
   ContextSummary summary;
   std::optional<Workspace> workspace;
   uint64_t revision = 0;  // 0 until the first change; +1 for each change of content
+  JournalPosition journal;  // the last journal entry this context includes
 };
 
 struct ContextUpdate {
   uint64_t revision = 0;
   bool changed = false;        // the content differs from before the request
   bool phase_changed = false;  // a task is active and its (taskId, phase) differs from before
+  int64_t journal_sequence = 0;  // the journal position after the request (0: no journal)
 };
+
+// Records a request's effect in the journal (sidecar/journal_writer.h): called under the
+// context's lock, in the order requests are applied, with the kind and the compact JSON of the
+// effect ("" when the request changed nothing); returns the journal's head. An error refuses the
+// request (the context is left as it was).
+using JournalHook =
+    std::function<StatusOr<JournalPosition>(JournalKind kind, const std::string& payload)>;
 
 class ContextState {
  public:
@@ -42,6 +53,10 @@ class ContextState {
   // are never stored, published or put in a prompt. `redactor` is borrowed and must outlive
   // this object; null (the default) redacts nothing. Call before the first request.
   void set_redactor(const Redactor* redactor) { redactor_ = redactor; }
+
+  // Every later change is recorded through `hook` before it is applied. Call before the first
+  // request.
+  void set_journal(JournalHook hook) { journal_ = std::move(hook); }
 
   // PUT /v1/context: replaces the whole context with `body`, an object with "contextSummary"
   // (required), "activeTask" (object or null/absent) and "workspace" (object or null/absent).
@@ -57,8 +72,9 @@ class ContextState {
   // newest 50 are kept. kInvalidArgument naming the field.
   StatusOr<ContextUpdate> AppendToolCall(const nlohmann::json& entry);
 
-  // Sets the context from a restored checkpoint without counting it as a change (the revision
-  // stays, so no periodic checkpoint repeats what the store already holds).
+  // Sets the context from a restored checkpoint (with the journal folded in: its journal
+  // position comes along) without counting it as a change (the revision stays, so no periodic
+  // checkpoint repeats what the store already holds).
   void Seed(const Checkpoint& cp);
 
   // Stops intake for shutdown: every later Replace/MergePatch/AppendToolCall fails with
@@ -81,13 +97,18 @@ class ContextState {
   StatusOr<Content> Decode(const nlohmann::json& body) const;
   void RedactToolCall(ToolCallEntry* entry) const;
   static nlohmann::json Encode(const Content& c);
-  ContextUpdate Commit(Content next);  // requires mu_
+  // Requires mu_. `payload` gives the journal payload of the change from the next content
+  // (called only if it changes).
+  StatusOr<ContextUpdate> Commit(Content next, JournalKind kind,
+                                 const std::function<nlohmann::json(const Content&)>& payload);
 
   const Redactor* redactor_ = nullptr;
   mutable std::mutex mu_;
   Content content_;
   uint64_t revision_ = 0;
   bool frozen_ = false;
+  JournalHook journal_;
+  JournalPosition journal_position_;
 };
 
 }  // namespace agentckpt

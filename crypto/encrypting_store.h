@@ -68,6 +68,16 @@ class EncryptingStore : public CheckpointStore {
                       int64_t now_ms) override {
     return inner_->ReleaseLease(agent_id, lease, now_ms);
   }
+  // Journal: payloads are encrypted under the current key on the way in and decrypted on the way
+  // out (an entry that does not decrypt is returned damaged, so a fold stops there).
+  bool SupportsJournal() const override { return inner_->SupportsJournal(); }
+  Status AppendJournal(const std::string& agent_id, const std::vector<JournalEntry>& entries,
+                       const std::optional<LeaseToken>& lease) override;
+  StatusOr<std::vector<JournalEntry>> ReadJournal(const std::string& agent_id,
+                                                  int64_t after_sequence) override;
+  StatusOr<JournalStats> GetJournalStats(const std::string& agent_id) override {
+    return inner_->GetJournalStats(agent_id);
+  }
 
  private:
   std::unique_ptr<CheckpointStore> inner_;

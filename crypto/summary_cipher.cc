@@ -165,4 +165,66 @@ StatusOr<Checkpoint> DecryptCheckpoint(const Checkpoint& stored, const Keyring* 
   return std::move(resealed->doc);
 }
 
+namespace {
+
+constexpr char kJournalEnvelope[] = "agentckptEncrypted";
+
+std::string JournalAad(const JournalEntry& e, const std::string& key_id) {
+  return std::string("agentckpt-journal-payload\n") + kAlg + "\n" + key_id + "\n" + e.agent_id +
+         "\n" + std::to_string(e.sequence) + "\n" + e.sha256;
+}
+
+}  // namespace
+
+StatusOr<JournalEntry> EncryptJournalEntry(const JournalEntry& plain, const EncryptionKey& key,
+                                           Env* env) {
+  std::string nonce(kNonceBytes, '\0');
+  RETURN_IF_ERROR(env->RandomBytes(reinterpret_cast<uint8_t*>(nonce.data()), nonce.size()));
+  std::string sealed;
+  if (!Seal256Gcm(key, nonce, JournalAad(plain, key.id), plain.payload, &sealed)) {
+    return InternalError("AES-256-GCM encryption failed in OpenSSL");
+  }
+  JournalEntry stored = plain;
+  nlohmann::json env_json = {{kJournalEnvelope,
+                              {{"alg", kAlg},
+                               {"keyId", key.id},
+                               {"nonce", Base64Encode(nonce)},
+                               {"ciphertext", Base64Encode(sealed)}}}};
+  stored.payload = env_json.dump();
+  return stored;
+}
+
+bool IsEncryptedJournalEntry(const JournalEntry& e) {
+  return e.payload.rfind(std::string("{\"") + kJournalEnvelope + "\"", 0) == 0;
+}
+
+StatusOr<JournalEntry> DecryptJournalEntry(const JournalEntry& stored, const Keyring* keyring) {
+  if (!IsEncryptedJournalEntry(stored)) return stored;
+  auto failed = [&](const std::string& why) {
+    return DataLossError("decryption failed: " + why + " (journal entry " +
+                         std::to_string(stored.sequence) + ")");
+  };
+  nlohmann::json j = nlohmann::json::parse(stored.payload, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains(kJournalEnvelope)) {
+    return failed("malformed envelope");
+  }
+  const nlohmann::json& e = j[kJournalEnvelope];
+  if (!e.is_object() || e.value("alg", "") != kAlg) return failed("unknown algorithm");
+  std::string key_id = e.value("keyId", "");
+  if (keyring == nullptr) {
+    return failed("the payload is encrypted with key id " + key_id +
+                  " but no encryption key is configured (CKPT_ENCRYPTION_KEY_FILE)");
+  }
+  const EncryptionKey* key = keyring->Find(key_id);
+  if (key == nullptr) return failed("key id " + key_id + " is not in the keyring");
+  std::optional<std::string> nonce = Base64Decode(e.value("nonce", ""));
+  std::optional<std::string> sealed = Base64Decode(e.value("ciphertext", ""));
+  if (!nonce || nonce->size() != kNonceBytes || !sealed) return failed("malformed nonce");
+  JournalEntry plain = stored;
+  if (!Open256Gcm(*key, *nonce, JournalAad(stored, key_id), *sealed, &plain.payload)) {
+    return failed("authentication failed with key id " + key_id);
+  }
+  return plain;
+}
+
 }  // namespace agentckpt::crypto

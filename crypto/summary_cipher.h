@@ -17,6 +17,7 @@
 #include "common/env.h"
 #include "common/status.h"
 #include "crypto/keyring.h"
+#include "journal/journal_entry.h"
 
 namespace agentckpt::crypto {
 
@@ -33,5 +34,17 @@ StatusOr<SealedCheckpoint> EncryptCheckpoint(const SealedCheckpoint& plain,
 // verify (wrong key, or a changed ciphertext, nonce or bound field), or the plaintext does not
 // decode or hash to plaintextSha256.
 StatusOr<Checkpoint> DecryptCheckpoint(const Checkpoint& stored, const Keyring* keyring);
+
+// Journal entries at rest (docs/journal.md): the payload is replaced by
+// {"agentckptEncrypted":{"alg","keyId","nonce","ciphertext"}} (AES-256-GCM, AAD = agentId,
+// sequence and the entry's sha256, so a payload moved to another entry does not decrypt). The
+// hash chain covers the plaintext entry. kInternal if the random source or OpenSSL fails.
+StatusOr<JournalEntry> EncryptJournalEntry(const JournalEntry& plain, const EncryptionKey& key,
+                                           Env* env);
+// True when the entry's payload is in the encrypted form.
+bool IsEncryptedJournalEntry(const JournalEntry& e);
+// The plaintext entry; an unencrypted entry is returned as it is. kDataLoss "decryption failed:
+// ..." without a keyring, with an unknown key id, or when authentication fails.
+StatusOr<JournalEntry> DecryptJournalEntry(const JournalEntry& stored, const Keyring* keyring);
 
 }  // namespace agentckpt::crypto

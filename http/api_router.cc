@@ -151,10 +151,13 @@ ApiResponse ApiRouter::Route(const ApiRequest& req) {
     auto body = ParseBody(req.body);
     if (!body.ok()) return FromStatus(body.status());
     auto update = deps_.context->AppendToolCall(*body);
-    if (!update.ok()) return FromStatus(update.status());
-    return JsonResponse(
-        201, {{"revision", update->revision},
-              {"toolCallLogSize", deps_.context->Snapshot().summary.tool_call_log.size()}});
+    if (!update.ok()) return MutationError(update.status());
+    json reply = {{"revision", update->revision},
+                  {"toolCallLogSize", deps_.context->Snapshot().summary.tool_call_log.size()}};
+    if (Status durable = AwaitDurable(*update, &reply); !durable.ok()) {
+      return MutationError(durable);
+    }
+    return JsonResponse(201, reply);
   }
   if (p == "/v1/checkpoints") {
     if (m == "POST") return PostCheckpoint(req);
@@ -180,10 +183,45 @@ ApiResponse ApiRouter::Route(const ApiRequest& req) {
   return r;
 }
 
+ApiResponse ApiRouter::MutationError(const Status& status) {
+  const std::string& msg = status.message();
+  if (status.code() == StatusCode::kUnavailable && msg.rfind("standby", 0) == 0) {
+    ApiResponse r = Error(503, "STANDBY", msg);
+    json lease = deps_.lease_info ? deps_.lease_info() : json::object();
+    json body = json::parse(r.body);
+    // The detail is LeaseHeldMessage's "lease held by H (epoch N) until T".
+    std::string detail = lease.value("detail", "");
+    std::string holder;
+    static constexpr std::string_view kHeld = "lease held by ";
+    if (detail.rfind(kHeld, 0) == 0) {
+      holder = detail.substr(kHeld.size(), detail.find(" (epoch") - kHeld.size());
+    }
+    body["error"]["holder"] = holder;
+    body["error"]["lease"] = lease;
+    r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+    r.headers["Retry-After"] = std::to_string(deps_.retry_after_s);
+    return r;
+  }
+  if (status.code() == StatusCode::kFailedPrecondition && msg.rfind("lease lost", 0) == 0) {
+    return Error(409, "LEASE_LOST", msg);
+  }
+  return FromStatus(status);
+}
+
+Status ApiRouter::AwaitDurable(const ContextUpdate& update, json* body) {
+  if (deps_.journal == nullptr) return OkStatus();
+  auto ack = deps_.journal->Await(update.journal_sequence);
+  if (!ack.ok()) return ack.status();
+  (*body)["journalSequence"] = ack->sequence;
+  (*body)["durable"] = ack->durable;
+  return OkStatus();
+}
+
 ApiResponse ApiRouter::ContextUpdateResponse(const StatusOr<ContextUpdate>& update) {
-  if (!update.ok()) return FromStatus(update.status());
+  if (!update.ok()) return MutationError(update.status());
   json body = {
       {"revision", update->revision}, {"changed", update->changed}, {"checkpoint", nullptr}};
+  if (Status durable = AwaitDurable(*update, &body); !durable.ok()) return MutationError(durable);
   if (update->phase_changed) {
     auto written = deps_.writer->Write(TriggerReason::kTaskPhaseChange);
     if (written.ok()) {

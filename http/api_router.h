@@ -17,6 +17,7 @@
 #include "common/status.h"
 #include "context/checkpoint_writer.h"
 #include "context/context_state.h"
+#include "context/journal_writer.h"
 #include "observability/metrics.h"
 #include "store/checkpoint_store.h"
 
@@ -60,6 +61,12 @@ struct ApiDeps {
   // {"ready": bool, ...details}; GET /readyz answers 200 when ready, else 503.
   std::function<nlohmann::json()> readiness;
   RestoreHooks restore;
+  // When set, a mutation's reply waits for its journal entry (sync mode) and carries
+  // "journalSequence" and "durable" (docs/journal.md).
+  JournalWriter* journal = nullptr;
+  // The writer lease as LeaseKeeper::Describe shows it, for 503 STANDBY replies (may be empty).
+  std::function<nlohmann::json()> lease_info;
+  int retry_after_s = 1;  // Retry-After of a 503 STANDBY reply
 };
 
 class ApiRouter {
@@ -86,6 +93,12 @@ class ApiRouter {
  private:
   ApiResponse Route(const ApiRequest& request);
   ApiResponse ContextUpdateResponse(const StatusOr<ContextUpdate>& update);
+  // The reply to a refused or undurable mutation: 503 STANDBY (with the lease holder and
+  // Retry-After) on standby, 409 LEASE_LOST once fenced, else as FromStatus.
+  ApiResponse MutationError(const Status& status);
+  // Waits for the journal (when configured) and adds journalSequence and durable to `body`;
+  // a non-OK status when the change could not be made durable.
+  Status AwaitDurable(const ContextUpdate& update, nlohmann::json* body);
   ApiResponse PostCheckpoint(const ApiRequest& request);
   ApiResponse ListCheckpoints(const ApiRequest& request);
   ApiResponse GetCheckpoint(const std::string& id);

@@ -106,8 +106,22 @@ Status HttpServer::Start() {
                 drain);
           return;
         }
-        req.body = request.extract_utf8string(/*ignore_content_type=*/true).get();
-        Reply(request, router_->Handle(req), drain);
+        // The body is read without blocking a listener thread: with every thread waiting in
+        // .get() for a body only another thread could read, concurrent clients starved the pool.
+        request.extract_utf8string(/*ignore_content_type=*/true)
+            .then([this, request, req = std::move(req),
+                   drain](pplx::task<std::string> body) mutable {
+              try {
+                req.body = body.get();
+              } catch (const std::exception& e) {
+                Reply(request,
+                      ApiRouter::Error(400, "BAD_REQUEST",
+                                       std::string("cannot read the request: ") + e.what()),
+                      drain);
+                return;
+              }
+              Reply(request, router_->Handle(req), drain);
+            });
       } catch (const std::exception& e) {
         Reply(request,
               ApiRouter::Error(400, "BAD_REQUEST",

@@ -38,6 +38,8 @@ struct PromptInput {
   bool stale = false;
   int64_t stale_after_ms = 900'000;
   std::vector<SkippedCheckpoint> skipped;  // corrupted newer checkpoints passed over
+  // The journal folded in after the checkpoint (count, sequence, where it stopped); "" if none.
+  std::string journal_note;
 
   bool replay_configured = false;        // false: no JetStream consumer for this agent
   const ReplayResult* replay = nullptr;  // borrowed; null if the replay did not run or failed

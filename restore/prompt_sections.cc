@@ -94,6 +94,11 @@ PromptSection WarningsSection(const PromptInput& in) {
     w.push_back(
         "COLD START: there is no checkpoint for this agent. Rebuild the context from the "
         "source data; earlier work may already have had effects, so check before acting.");
+  } else if (in.checkpoint->sequence_number == 0) {
+    w.push_back("NO CHECKPOINT YET: this context was rebuilt from the journal alone.");
+  }
+  if (!in.journal_note.empty()) {
+    w.push_back("JOURNAL: " + SafeText(in.journal_note, true) + ".");
   }
   if (in.stale) {
     w.push_back("STALE CHECKPOINT: it is " + FormatAge(in.checkpoint_age_ms) + " old, beyond the " +

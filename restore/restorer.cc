@@ -105,8 +105,10 @@ Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preload
   } else {
     latest = store_->GetLatestVerified(agent_id);
   }
+  JournalLoad journal;
   if (latest.ok()) {
     cp = std::move(latest->checkpoint);
+    journal = FoldStoredJournal(store_, &*cp);  // before redaction: entries were redacted
     r.skipped = std::move(latest->skipped);
     if (options_.redact) {
       RedactCheckpointText(options_.redact, &*cp);
@@ -120,10 +122,28 @@ Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preload
     r.stale = r.checkpoint_age_ms > options_.stale_after_ms;
   } else if (latest.status().code() == StatusCode::kNotFound) {
     r.cold_start = true;
+    // No checkpoint yet: the journal alone may hold the agent's context.
+    Checkpoint empty;
+    empty.agent_id = agent_id;
+    empty.timestamp_ms = started_unix_ms;
+    journal = FoldStoredJournal(store_, &empty);
+    if (journal.fold.applied > 0) cp = std::move(empty);
   } else {
     Status failed = latest.status().WithContext("loading the latest checkpoint of " + agent_id);
     if (announce) events_->PublishFailed(agent_id, failed);
     return failed;
+  }
+  if (journal.journal) {
+    r.journal = {{"applied", journal.fold.applied},
+                 {"lastSequence", journal.fold.last_sequence},
+                 {"checkpointSequence", journal.base_sequence},
+                 {"stopped", journal.fold.stopped}};
+    if (journal.fold.stopped) {
+      r.journal["stoppedAt"] = journal.fold.stopped_at;
+      r.journal["stopReason"] = journal.fold.stop_reason;
+      r.journal["notApplied"] = journal.fold.not_applied;
+    }
+    if (!journal.error.empty()) r.journal["error"] = journal.error;
   }
   r.timings.load_ms = preload_ms + run->clock.Lap();
   return OkStatus();
@@ -199,6 +219,8 @@ void Restorer::PromptPhase(const std::string& agent_id, RunState* run) {
   in.stale = r.stale;
   in.stale_after_ms = options_.stale_after_ms;
   in.skipped = r.skipped;
+  in.journal_note = DescribeJournalLoad(journal);
+  if (options_.redact) in.journal_note = options_.redact(in.journal_note);
   in.replay_configured = replay_ != nullptr;
   in.replay = replay ? &*replay : nullptr;
   in.replay_error = r.replay_error;

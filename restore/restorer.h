@@ -16,6 +16,7 @@
 #include "replay/replay_source.h"
 #include "restore/token_counter.h"
 #include "store/checkpoint_store.h"
+#include "store/journal_load.h"
 
 namespace agentckpt {
 
@@ -68,6 +69,9 @@ struct RestoreResult {
   std::vector<std::string> prompt_cut;  // prompt sections shortened to fit the token limit
   std::string prompt;
   PhaseTimings timings;
+  // The journal folded into the checkpoint's context (docs/journal.md): applied entries, the
+  // sequence reached, where and why the fold stopped. Empty object when the store keeps none.
+  nlohmann::json journal = nlohmann::json::object();
 };
 
 // Where the Restorer announces status and results (NATS in the sidecar). Implementations must

@@ -162,6 +162,15 @@ const std::vector<SettingSpec>& SettingSpecs() {
        "checkpoint.create requests admitted per second; more get \"rate_limited\" (1-10000)"},
       {"create-burst", "CKPT_CREATE_BURST", "20",
        "checkpoint.create requests admitted at once before the rate applies (1-100000)"},
+      {"durability", "CKPT_DURABILITY", "sync",
+       "when a context update is durable: sync (before the reply), async (within "
+       "CKPT_ASYNC_FLUSH_MS after it) or memory (at the next checkpoint; docs/journal.md)"},
+      {"async-flush-ms", "CKPT_ASYNC_FLUSH_MS", "20",
+       "async durability: an update is in the journal this long after its reply at most (1-10000)"},
+      {"journal-max-entries", "CKPT_JOURNAL_MAX_ENTRIES", "1000",
+       "journal entries after the newest checkpoint that force a checkpoint (1-1000000)"},
+      {"journal-max-bytes", "CKPT_JOURNAL_MAX_BYTES", "4194304",
+       "journal bytes after the newest checkpoint that force a checkpoint (4096-1073741824)"},
       {"log-level", "CKPT_LOG_LEVEL", "info", "debug, info, warn or error"},
   };
   return specs;
@@ -256,6 +265,14 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   RETURN_IF_ERROR(r.Int32("create-rate-per-s", 1, 10000, &c.create_rate_per_s));
   RETURN_IF_ERROR(r.Int32("create-burst", 1, 100000, &c.create_burst));
   RETURN_IF_ERROR(r.Int32("ttl-days", 1, 3650, &c.ttl_days));
+  RETURN_IF_ERROR(r.String("durability", &c.durability));
+  if (c.durability != "sync" && c.durability != "async" && c.durability != "memory") {
+    return Resolver::Bad("durability",
+                         "expected sync, async or memory, got \"" + c.durability + "\"");
+  }
+  RETURN_IF_ERROR(r.Int("async-flush-ms", 1, 10000, &c.async_flush_ms));
+  RETURN_IF_ERROR(r.Int("journal-max-entries", 1, 1000000, &c.journal_max_entries));
+  RETURN_IF_ERROR(r.Int("journal-max-bytes", 4096, int64_t{1} << 30, &c.journal_max_bytes));
   RETURN_IF_ERROR(r.String("js-stream", &c.js_stream));
   RETURN_IF_ERROR(r.String("js-consumer", &c.js_consumer));
   if (c.js_stream.empty() != c.js_consumer.empty()) {

@@ -50,9 +50,13 @@ struct SidecarConfig {
   std::string tokenizer = "o200k_base";  // CKPT_TOKENIZER: o200k_base or cl100k_base
   int64_t http_body_max_bytes = 1 << 20;
   bool restore_on_start = true;
-  int lease_ttl_s = 15;        // CKPT_LEASE_TTL_S: writer lease ttl; renewed every ttl/3
-  int create_rate_per_s = 10;  // CKPT_CREATE_RATE_PER_S: NATS create requests admitted/s
-  int create_burst = 20;       // CKPT_CREATE_BURST: token-bucket burst for those requests
+  int lease_ttl_s = 15;             // CKPT_LEASE_TTL_S: writer lease ttl; renewed every ttl/3
+  int create_rate_per_s = 10;       // CKPT_CREATE_RATE_PER_S: NATS create requests admitted/s
+  int create_burst = 20;            // CKPT_CREATE_BURST: token-bucket burst for those requests
+  std::string durability = "sync";  // CKPT_DURABILITY: sync, async or memory (docs/journal.md)
+  int64_t async_flush_ms = 20;      // CKPT_ASYNC_FLUSH_MS: async mode's flush bound
+  int64_t journal_max_entries = 1000;   // CKPT_JOURNAL_MAX_ENTRIES: tail forcing a checkpoint
+  int64_t journal_max_bytes = 4 << 20;  // CKPT_JOURNAL_MAX_BYTES: likewise, in bytes
   std::string log_level = "info";
 };
 

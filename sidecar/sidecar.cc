@@ -1,5 +1,6 @@
 #include "sidecar/sidecar.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -7,6 +8,7 @@
 #include "context/create_request.h"
 #include "crypto/encrypting_store.h"
 #include "observability/json_log.h"
+#include "store/journal_load.h"
 #include "sidecar/restore_service.h"
 #include "workspace/git_workspace.h"
 
@@ -114,6 +116,17 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   EventSink events = [self](const std::string& event, const json& payload) {
     self->PublishEvent(event, payload);
   };
+  JournalOptions jo;
+  jo.agent_id = config.agent_id;
+  jo.durability = ParseDurability(config.durability).value_or(Durability::kSync);
+  jo.async_flush_ms = config.async_flush_ms;
+  jo.max_entries = config.journal_max_entries;
+  jo.max_bytes = config.journal_max_bytes;
+  s->journal_ = std::make_unique<JournalWriter>(env, s->store_.get(), jo);
+  JournalWriter* journal = s->journal_.get();
+  s->context_.set_journal([journal](JournalKind kind, const std::string& payload) {
+    return journal->Record(kind, payload);
+  });
   WriterOptions wo;
   wo.agent_id = config.agent_id;
   wo.keep = config.keep;
@@ -122,6 +135,11 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
                                                   wo, std::move(position), std::move(workspace),
                                                   std::move(events));
   s->writer_->RequireLease([self](const Status& reason) { self->OnLeaseLost(reason, false); });
+  CheckpointWriter* cw = s->writer_.get();
+  s->journal_->set_force_checkpoint([cw](const std::string& reason) {
+    auto r = cw->WriteForced(reason);
+    (void)r;  // failures are reported by the writer
+  });
   LeaseKeeperOptions lo;
   lo.agent_id = config.agent_id;
   lo.holder = MakeLeaseHolderId();
@@ -153,6 +171,10 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   deps.body_max_bytes = config.http_body_max_bytes;
   deps.bearer_token = config.http_token;
   deps.readiness = [self] { return self->Readiness(); };
+  deps.journal = s->journal_.get();
+  LeaseKeeper* keeper = s->lease_.get();
+  deps.lease_info = [keeper] { return keeper->Describe(); };
+  deps.retry_after_s = std::max(1, config.lease_ttl_s / 3);
   s->restore_ = std::make_unique<RestoreService>(env, s->store_.get(), s->nats_.get(), config,
                                                  s->redactor_.get());
   s->restore_->set_metrics(&s->metrics_);
@@ -193,6 +215,7 @@ json Sidecar::Readiness() {
 void Sidecar::OnLeaseLost(const Status& reason, bool from_renewal) {
   // From a failed put the writer has fenced itself and published checkpoint.failed (and holds
   // its lock: no call back into it); from a renewal both are done here.
+  journal_->Fence(FailedPreconditionError(reason.message()));
   if (from_renewal) {
     writer_->Fence(reason);
     json payload = {
@@ -217,14 +240,35 @@ void Sidecar::Activate(const Lease& lease) {
   const int64_t load_start = env_->NowMonotonicMicros();
   auto latest = store_->GetLatestVerified(config_.agent_id);
   const double load_ms = static_cast<double>(env_->NowMonotonicMicros() - load_start) / 1000.0;
+  // The context continues from the checkpoint plus the journal after it (docs/journal.md). No
+  // update was accepted before this point (standby refuses them), so nothing is overwritten.
+  Checkpoint seed;
+  seed.agent_id = config_.agent_id;
   if (latest.ok()) {
-    context_.Seed(latest->checkpoint);
-    LogInfo("context seeded from the latest checkpoint",
-            {{"checkpointId", latest->checkpoint.checkpoint_id},
-             {"sequenceNumber", latest->checkpoint.sequence_number}});
+    seed = latest->checkpoint;
   } else if (latest.status().code() != StatusCode::kNotFound) {
     LogWarn("cannot read the latest checkpoint", {{"reason", latest.status().ToString()}});
   }
+  JournalLoad folded = FoldStoredJournal(store_.get(), &seed);
+  if (!folded.error.empty()) {
+    // Without the journal the context would go back in time: stay out of the writer's seat.
+    LogError("cannot read the journal; the context is seeded from the checkpoint alone",
+             {{"reason", folded.error}});
+  }
+  if (folded.fold.stopped) {
+    // Entries after a damaged one are unusable: the journal continues above every stored
+    // sequence, chained to the last good entry, from a checkpoint of the folded context (written
+    // below), so the chain restarts on sound ground.
+    auto stats = store_->GetJournalStats(config_.agent_id);
+    if (stats.ok() && stats->last_sequence > seed.journal->sequence) {
+      seed.journal->sequence = stats->last_sequence;
+    }
+  }
+  context_.Seed(seed);
+  LogInfo("context seeded", {{"checkpointId", seed.checkpoint_id},
+                             {"sequenceNumber", seed.sequence_number},
+                             {"journalSequence", folded.fold.last_sequence},
+                             {"journal", DescribeJournalLoad(folded)}});
   // Restore at start, before the API listens (once /healthz answers, GET /v1/restoration has
   // the result), when the store holds any checkpoint of the agent (even if none verifies:
   // the restore then loads again and reports what it skipped).
@@ -241,6 +285,16 @@ void Sidecar::Activate(const Lease& lease) {
     }
   }
   writer_->SetLease(LeaseToken{lease.holder, lease.epoch});
+  JournalWriter* journal = journal_.get();
+  writer_->SetJournal([journal](int64_t sequence) { journal->CheckpointWritten(sequence); },
+                      folded.base_sequence);
+  JournalPosition head = seed.journal.value_or(JournalPosition{0, kJournalGenesisSha256});
+  journal_->Activate(LeaseToken{lease.holder, lease.epoch}, head, folded.base_sequence,
+                     folded.tail_bytes);
+  if (folded.fold.stopped) {
+    auto r = writer_->WriteForced("journal_damaged");
+    (void)r;  // failures are reported by the writer
+  }
 }
 
 Status Sidecar::Start() {
@@ -351,6 +405,9 @@ Status Sidecar::Shutdown() {
   lease_->Stop();  // no renewal races the final write; the lease is still held
   creates_->Stop();
   context_.Freeze();
+  if (Status flushed = journal_->Close(); !flushed.ok()) {
+    LogWarn("journal not flushed at shutdown", {{"reason", flushed.ToString()}});
+  }
   Status gate = writer_->WriteGate();
   if (!gate.ok()) {
     LogWarn("no pre_shutdown checkpoint: this sidecar is not the writer",

@@ -18,6 +18,7 @@
 #include "nats/nats_link.h"
 #include "observability/metrics.h"
 #include "sidecar/config.h"
+#include "context/journal_writer.h"
 #include "sidecar/lease_keeper.h"
 #include "store/checkpoint_store.h"
 
@@ -77,6 +78,7 @@ class Sidecar {
   std::unique_ptr<CheckpointStore> store_;
   std::unique_ptr<NatsLink> nats_;
   ContextState context_;
+  std::unique_ptr<JournalWriter> journal_;
   std::unique_ptr<CheckpointWriter> writer_;
   std::unique_ptr<RestoreService> restore_;
   std::unique_ptr<ApiRouter> router_;

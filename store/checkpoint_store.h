@@ -35,6 +35,7 @@
 #include "checkpoint/canonical.h"
 #include "checkpoint/checkpoint.h"
 #include "common/status.h"
+#include "journal/journal_entry.h"
 
 namespace agentckpt {
 
@@ -96,10 +97,22 @@ struct PutOptions {
   // When set, the put succeeds only if this is still the agent's current lease (checked
   // atomically with the insert); kFailedPrecondition "lease lost: ..." otherwise.
   std::optional<LeaseToken> lease;
+  // Journal compaction (docs/journal.md): when above 0, the agent's journal entries at or below
+  // this sequence are deleted in the same transaction/commit as the insert.
+  int64_t journal_compact_through = 0;
 };
 
 struct PutResult {
   int pruned = 0;  // checkpoints deleted by retention in the same transaction/commit
+  int64_t journal_compacted = 0;  // journal entries deleted with it
+};
+
+// The size of an agent's stored journal.
+struct JournalStats {
+  int64_t entries = 0;
+  int64_t bytes = 0;           // sum of the stored entries' sizes
+  int64_t first_sequence = 0;  // 0 when empty
+  int64_t last_sequence = 0;   // the highest sequence ever appended (kept after compaction)
 };
 
 // The per-agent record kept beside the checkpoints (agents/{agentId} in Firestore).
@@ -174,6 +187,28 @@ class CheckpointStore {
   // Gives the lease up so another holder can take it at once (the epoch is kept, the holder
   // cleared). OK and no change when (holder, epoch) is no longer the current lease.
   virtual Status ReleaseLease(const std::string& agent_id, const LeaseToken& lease, int64_t now_ms);
+
+  // Journal (docs/journal.md). True when this store keeps a journal; the other journal methods
+  // of a store that does not answer
+  // kFailedPrecondition "this store keeps no journal". Decorators must forward all of them.
+  virtual bool SupportsJournal() const { return false; }
+  // Appends `entries` (one agent, consecutive ascending sequences, each above every sequence
+  // ever appended for the agent) atomically and durably: when OK is returned they survive a
+  // process crash or power loss; otherwise none was stored. With `lease`, the agent's current
+  // lease is checked in the same transaction/commit (kFailedPrecondition "lease lost: ...").
+  // kAlreadyExists when a sequence is not above the agent's journal high-water mark (another
+  // writer got there), kInvalidArgument for entries that are not consecutive or not the agent's,
+  // kUnavailable when the store cannot be reached (nothing was stored).
+  virtual Status AppendJournal(const std::string& agent_id,
+                               const std::vector<JournalEntry>& entries,
+                               const std::optional<LeaseToken>& lease);
+  // The agent's stored entries with sequence > after_sequence, ascending, as stored (not
+  // verified: FoldJournal verifies). An entry that does not decode is returned with what is
+  // known (sequence set, sha256 empty) so the fold stops there. kUnavailable.
+  virtual StatusOr<std::vector<JournalEntry>> ReadJournal(const std::string& agent_id,
+                                                          int64_t after_sequence);
+  // The size of the agent's stored journal. kUnavailable.
+  virtual StatusOr<JournalStats> GetJournalStats(const std::string& agent_id);
 };
 
 // The kFailedPrecondition message for a lease that is no longer (holder, epoch), given the

@@ -37,9 +37,24 @@ ALTER TABLE agents ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE agents ADD COLUMN lease_expires_at_ms INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 3: the write-ahead journal between checkpoints (docs/journal.md). `entry` holds the
+// entry's stored form (journal/journal_entry.h); the agent's journal high-water mark survives
+// compaction so a sequence is never reused.
+constexpr char kV3[] = R"sql(
+CREATE TABLE journal (
+  agent_id    TEXT    NOT NULL,
+  sequence    INTEGER NOT NULL,
+  size_bytes  INTEGER NOT NULL,
+  entry       BLOB    NOT NULL,
+  PRIMARY KEY (agent_id, sequence)
+) WITHOUT ROWID;
+ALTER TABLE agents ADD COLUMN journal_last_sequence INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 const Migration kMigrations[] = {
     {1, "checkpoints and agents tables", kV1},
     {2, "agent writer lease", kV2},
+    {3, "write-ahead journal", kV3},
 };
 
 }  // namespace

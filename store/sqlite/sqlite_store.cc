@@ -117,6 +117,7 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
        " ON CONFLICT (agent_id) DO UPDATE SET status = ?2, updated_at_ms = ?3"},
   };
   for (auto& p : prepared) RETURN_IF_ERROR(store->Prepare(p.sql, p.stmt));
+  RETURN_IF_ERROR(store->PrepareJournal());
   return store;
 }
 
@@ -129,6 +130,7 @@ SqliteStore::~SqliteStore() {
         read_by_seq_, seq_by_id_, list_, delete_expired_, get_agent_, set_status_, set_lease_}) {
     sqlite3_finalize(s);
   }
+  FinalizeJournal();
   sqlite3_close_v2(db_);
 }
 

@@ -61,6 +61,13 @@ class SqliteStore final : public LeaseRecordStore {
   Status Ping() override;  // a SELECT 1 on the open connection
   // The writer lease: LeaseRecordStore's methods over ChangeLease (below).
 
+  bool SupportsJournal() const override { return true; }
+  Status AppendJournal(const std::string& agent_id, const std::vector<JournalEntry>& entries,
+                       const std::optional<LeaseToken>& lease) override;
+  StatusOr<std::vector<JournalEntry>> ReadJournal(const std::string& agent_id,
+                                                  int64_t after_sequence) override;
+  StatusOr<JournalStats> GetJournalStats(const std::string& agent_id) override;
+
   // Runs PRAGMA integrity_check. kDataLoss with SQLite's findings if the file is damaged.
   Status CheckIntegrity();
   // The schema version the file is at (the highest applied migration).
@@ -85,6 +92,18 @@ class SqliteStore final : public LeaseRecordStore {
   // Reads and verifies the row at (agent, sequence). kNotFound / kDataLoss.
   StatusOr<Checkpoint> ReadVerifiedLocked(const std::string& agent_id, int64_t sequence,
                                           std::string* checkpoint_id);
+
+  // Journal statements (sqlite/sqlite_journal.cc).
+  Status PrepareJournal();
+  void FinalizeJournal();
+  // Deletes the agent's journal entries at or below `through`; how many. Caller holds mu_.
+  StatusOr<int64_t> CompactJournalLocked(const std::string& agent_id, int64_t through);
+  sqlite3_stmt* journal_head_ = nullptr;
+  sqlite3_stmt* journal_insert_ = nullptr;
+  sqlite3_stmt* journal_bump_ = nullptr;
+  sqlite3_stmt* journal_read_ = nullptr;
+  sqlite3_stmt* journal_stats_ = nullptr;
+  sqlite3_stmt* journal_compact_ = nullptr;
 
   std::mutex mu_;
   sqlite3* db_;

@@ -98,6 +98,10 @@ StatusOr<PutResult> SqliteStore::Put(const SealedCheckpoint& sealed, const PutOp
     }
     PutResult result;
     ASSIGN_OR_RETURN(result.pruned, PruneLocked(cp.agent_id, opts.keep));
+    if (opts.journal_compact_through > 0) {
+      ASSIGN_OR_RETURN(result.journal_compacted,
+                       CompactJournalLocked(cp.agent_id, opts.journal_compact_through));
+    }
     return result;
   });
 }

@@ -218,3 +218,36 @@ TEST_F(SidecarCheckpointWriterTest, NatsPositionIsTheConsumersAckFloor) {
 
 }  // namespace
 }  // namespace agentckpt
+
+namespace agentckpt {
+namespace {
+
+// The ack-then-update race (docs/journal.md, "The consistent cut"): the agent applies message
+// k's update to its context and then acks k. Here it does so while the writer reads the
+// consumer's position, which then already counts k. The checkpoint must hold k's effect: a
+// recorded ack floor never covers a message whose update the snapshot lacks.
+TEST_F(SidecarCheckpointWriterTest, AckThenUpdateRaceNeverLosesAMessage) {
+  uint64_t acked = 0;
+  PositionReader position = [&]() -> StatusOr<NatsPosition> {
+    ++acked;  // message `acked` arrives: update first, then ack
+    EXPECT_TRUE(
+        context_
+            .MergePatch(json{{"contextSummary", {{"completedSteps", static_cast<int64_t>(acked)}}}})
+            .ok());
+    return NatsPosition{"INBOX", "agent", acked, 0};
+  };
+  auto writer = MakeWriter(Env::Default(), 48, position);
+  for (int i = 0; i < 5; ++i) {
+    auto r = writer->Write(TriggerReason::kManual);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto cp = store_->GetById(kAgent, r->checkpoint_id);
+    ASSERT_TRUE(cp.ok());
+    ASSERT_TRUE(cp->nats_position.has_value());
+    EXPECT_GE(static_cast<uint64_t>(cp->context_summary.completed_steps),
+              cp->nats_position->last_acked_sequence)
+        << "the checkpoint counts a message as handled whose update it does not hold";
+  }
+}
+
+}  // namespace
+}  // namespace agentckpt

@@ -268,7 +268,7 @@ TEST(SqliteCrashTest, KillsWhileCreatingTheStoreLeaveAStoreThatOpens) {
     STORE_ASSERT_OK((*store)->CheckIntegrity());
     auto version = (*store)->SchemaVersion();
     STORE_ASSERT_OK(version);
-    EXPECT_EQ(*version, 2);  // every migration applied
+    EXPECT_EQ(*version, 3);  // every migration applied
     auto latest = (*store)->GetLatestVerified(kAgent);
     if (latest.ok()) {
       ++with_checkpoint;

@@ -34,11 +34,11 @@ TEST(SqliteStoreTest, OpenCreatesParentDirectoriesAndRecordsTheSchema) {
   EXPECT_EQ(store->path(), path);
   auto version = store->SchemaVersion();
   STORE_ASSERT_OK(version);
-  EXPECT_EQ(*version, 2);  // 1: checkpoints and agents, 2: the writer lease
+  EXPECT_EQ(*version, 3);  // 1: checkpoints and agents, 2: the writer lease, 3: the journal
 
   RawSqlite raw(path);
-  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 2);
-  EXPECT_EQ(raw.QueryInt("SELECT max(version) FROM schema_migrations"), 2);
+  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 3);
+  EXPECT_EQ(raw.QueryInt("SELECT max(version) FROM schema_migrations"), 3);
   EXPECT_FALSE(raw.QueryText("SELECT description FROM schema_migrations").empty());
   EXPECT_GT(raw.QueryInt("SELECT applied_at_ms FROM schema_migrations"), 0);
   EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM sqlite_master WHERE name IN "
@@ -66,7 +66,7 @@ TEST(SqliteStoreTest, ReopeningKeepsDataAndDoesNotMigrateAgain) {
   EXPECT_EQ(agent->status, "stopped");
   EXPECT_EQ(agent->last_sequence, sealed.doc.sequence_number);
   RawSqlite raw(path);
-  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 2);
+  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 3);
 }
 
 TEST(SqliteStoreTest, AFileFromANewerVersionIsRefused) {
@@ -195,7 +195,7 @@ TEST(SqliteStoreTest, SimultaneousFirstOpensAllSucceed) {
           << "round " << round << ", opener " << i << ": " << results[i].ToString();
     }
     RawSqlite raw(path);
-    EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 2);
+    EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 3);
     EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM checkpoints"), kOpeners);
   }
 }
@@ -229,8 +229,11 @@ TEST(SqliteStoreTest, AVersionOneFileMigratesToTheLeaseSchemaKeepingItsData) {
     STORE_ASSERT_OK(store->Put(SealedAt("agent-a", 1), PutOptions{}));
   }
   {
-    // Take the file back to version 1: the agents table without the lease columns.
+    // Take the file back to version 1: no journal, the agents table without the lease columns.
     RawSqlite raw(path);
+    ASSERT_TRUE(raw.Exec("DROP TABLE journal"));
+    ASSERT_TRUE(raw.Exec("ALTER TABLE agents DROP COLUMN journal_last_sequence"));
+    ASSERT_TRUE(raw.Exec("DELETE FROM schema_migrations WHERE version = 3"));
     ASSERT_TRUE(raw.Exec("ALTER TABLE agents DROP COLUMN lease_holder"));
     ASSERT_TRUE(raw.Exec("ALTER TABLE agents DROP COLUMN lease_epoch"));
     ASSERT_TRUE(raw.Exec("ALTER TABLE agents DROP COLUMN lease_expires_at_ms"));
@@ -240,7 +243,7 @@ TEST(SqliteStoreTest, AVersionOneFileMigratesToTheLeaseSchemaKeepingItsData) {
   ASSERT_NE(store, nullptr);
   auto version = store->SchemaVersion();
   STORE_ASSERT_OK(version);
-  EXPECT_EQ(*version, 2);
+  EXPECT_EQ(*version, 3);
   auto agent = store->GetAgent("agent-a");
   STORE_ASSERT_OK(agent);
   EXPECT_EQ(agent->last_sequence, 1);

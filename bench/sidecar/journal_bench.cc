@@ -1,0 +1,250 @@
+// The journal's figures, side by side in one run on one machine (docs/journal.md):
+//   1. PATCH /v1/context (a ~1 KB merge patch) and POST /v1/tool-calls: durable round trips
+//      (CKPT_DURABILITY=sync, SQLite) from a C++ client (cpprestsdk, keep-alive) over localhost.
+//   2. The store append alone (SqliteStore::AppendJournal, one 1 KB entry) against the disk's
+//      fsync floor (write 4 KB + fsync on a file in the same directory), measured in the same run.
+//   3. 8 concurrent clients sending PATCHes in sync mode: durable updates per second.
+//   4. Restore (Restorer, no replay) with a 1,000-entry journal tail: totalMs.
+// Usage: journal_bench [calls] [dir]   (dir: where the store files go; default a temp dir)
+#include <cpprest/http_client.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/common/percentiles.h"
+#include "checkpoint/canonical.h"
+#include "restore/restorer.h"
+#include "store/sqlite/sqlite_store.h"
+#include "tests/sidecar/sidecar_process.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/nats_server.h"
+#include "tests/support/temp_dir.h"
+
+namespace {
+
+using agentckpt::bench::Latencies;
+using agentckpt::bench::MicrosSince;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+namespace http = web::http;
+
+std::string Text(int i, size_t n) {
+  std::string s = "step " + std::to_string(i) + ": ";
+  while (s.size() < n) s += "the agent wrote more of its draft; ";
+  s.resize(n);
+  return s;
+}
+
+// One request; the reply's JSON (null on failure, reported).
+json Call(http::client::http_client& c, const http::method& m, const std::string& path,
+          const std::string& body) {
+  http::http_request req(m);
+  req.set_request_uri(path);
+  req.set_body(body, "application/json");
+  http::http_response resp;
+  std::string text;
+  try {
+    resp = c.request(req).get();
+    text = resp.extract_utf8string(true).get();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s %s: %s\n", m.c_str(), path.c_str(), e.what());
+    return nullptr;
+  }
+  if (resp.status_code() / 100 != 2) {
+    std::fprintf(stderr, "%s %s: HTTP %d %s\n", m.c_str(), path.c_str(), resp.status_code(),
+                 text.c_str());
+    return nullptr;
+  }
+  return json::parse(text, nullptr, false);
+}
+
+std::string PatchBody(int i) {
+  return json{{"contextSummary", {{"completedSteps", i}, {"draftContent", Text(i, 1000)}}}}.dump();
+}
+
+std::string ToolCallBody(int i) {
+  return json{{"toolName", "search"},
+              {"timestamp", "2026-01-01T00:00:00.000Z"},
+              {"inputSummary", Text(i, 150)},
+              {"outputSummary", Text(i, 400)},
+              {"durationMs", 12},
+              {"success", true}}
+      .dump();
+}
+
+bool Durable(const json& j) { return j.is_object() && j.value("durable", false); }
+
+void FsyncFloor(const std::string& path, int n, Latencies* out) {
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
+  std::string block(4096, 'x');
+  for (int i = 0; i < n + 20; ++i) {
+    auto start = Clock::now();
+    if (::pwrite(fd, block.data(), block.size(), static_cast<off_t>(i % 64) * 4096) < 0 ||
+        ::fsync(fd) != 0) {
+      std::perror("fsync floor");
+      break;
+    }
+    if (i >= 20) out->Add(MicrosSince(start));
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+}
+
+agentckpt::JournalEntry Entry(const std::string& agent, int64_t seq, std::string* prev,
+                              const std::string& payload) {
+  agentckpt::JournalEntry e;
+  e.agent_id = agent;
+  e.sequence = seq;
+  e.epoch = 1;
+  e.kind = agentckpt::JournalKind::kContextPatch;
+  e.payload = payload;
+  e.timestamp_ms = 1700000000000 + seq;
+  e.prev_sha256 = *prev;
+  agentckpt::SealJournalEntry(&e);
+  *prev = e.sha256;
+  return e;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace agentckpt;
+  using namespace agentckpt::testing;
+  const int calls = argc > 1 ? std::atoi(argv[1]) : 2000;
+  TempDir tmp;
+  const std::string dir = argc > 2 ? argv[2] : tmp.path();
+  setenv("AGENTCKPT_BIN", AGENTCKPT_BIN_DEFAULT, 0);
+  setenv("AGENTCKPT_SHARED_DIR", AGENTCKPT_SHARED_DIR_DEFAULT, 0);
+  std::printf("journal bench: %d calls per figure, store files in %s\n", calls, dir.c_str());
+  std::fflush(stdout);
+
+  // 1. Durable round trips.
+  NatsServerProcess nats;
+  int port = PickFreePort();
+  SidecarProcess sidecar({{"AGENT_ID", "bench-journal"},
+                          {"NATS_URL", nats.url()},
+                          {"CKPT_STORE", "sqlite://" + dir + "/sidecar.db"},
+                          {"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port)},
+                          {"CKPT_LOG_LEVEL", "warn"}},
+                         dir);
+  if (!sidecar.WaitHealthy(port)) {
+    std::fprintf(stderr, "sidecar did not start:\n%s\n", sidecar.Stderr().c_str());
+    return 1;
+  }
+  for (int i = 0; i < 200 && HttpCall(port, "GET", "/readyz").status != 200; ++i) usleep(50000);
+  if (HttpCall(port, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status !=
+      200) {
+    std::fprintf(stderr, "PUT /v1/context failed\n");
+    return 1;
+  }
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  http::client::http_client client(base);
+  Latencies patch, tool;
+  for (int i = 0; i < calls + 50; ++i) {
+    auto start = Clock::now();
+    json r = Call(client, http::methods::PATCH, "/v1/context", PatchBody(i));
+    double us = MicrosSince(start);
+    if (!Durable(r)) return 1;
+    if (i >= 50) patch.Add(us);
+  }
+  for (int i = 0; i < calls + 50; ++i) {
+    auto start = Clock::now();
+    json r = Call(client, http::methods::POST, "/v1/tool-calls", ToolCallBody(i));
+    double us = MicrosSince(start);
+    if (!Durable(r)) return 1;
+    if (i >= 50) tool.Add(us);
+  }
+  std::printf(
+      "\n[1] durable round trip, sync, SQLite, 1 C++ client (cpprestsdk keep-alive), localhost\n");
+  patch.Print("PATCH /v1/context (~1 KB merge patch)");
+  tool.Print("POST /v1/tool-calls");
+
+  // 3. Eight concurrent clients (same sidecar).
+  constexpr int kClients = 8;
+  const int per_client = calls / 2;
+  std::atomic<int> durable{0}, failed{0};
+  auto start8 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kClients; ++t) {
+    threads.emplace_back([&, t] {
+      http::client::http_client c(base);
+      for (int i = 0; i < per_client; ++i) {
+        json r = Call(c, http::methods::PATCH, "/v1/context", PatchBody(t * 100000 + i));
+        (Durable(r) ? durable : failed)++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  double seconds = MicrosSince(start8) / 1e6;
+  std::printf("\n[3] %d concurrent clients, sync, SQLite, PATCH ~1 KB, %d each\n", kClients,
+              per_client);
+  std::printf("%-40s %d durable updates in %.2f s = %.0f updates/s (failed %d)\n", "throughput",
+              durable.load(), seconds, durable.load() / seconds, failed.load());
+  sidecar.Signal(SIGTERM);
+
+  // 2. The store append alone vs the fsync floor, in the same directory.
+  Latencies floor, append;
+  FsyncFloor(dir + "/fsync-probe", calls, &floor);
+  {
+    auto store = SqliteStore::Open(dir + "/append.db");
+    if (!store.ok()) return 1;
+    std::string prev = kJournalGenesisSha256;
+    const std::string payload = json{{"contextSummary", {{"draftContent", Text(0, 1000)}}}}.dump();
+    for (int i = 1; i <= calls + 20; ++i) {
+      std::vector<JournalEntry> one = {Entry("bench-append", i, &prev, payload)};
+      auto start = Clock::now();
+      if (!(*store)->AppendJournal("bench-append", one, std::nullopt).ok()) return 1;
+      if (i > 20) append.Add(MicrosSince(start));
+    }
+  }
+  std::printf(
+      "\n[2] store append alone (SqliteStore::AppendJournal, 1 entry of ~1 KB) vs fsync floor\n");
+  floor.Print("fsync floor (pwrite 4 KB + fsync)");
+  append.Print("AppendJournal");
+  std::printf("%-40s %.2fx the fsync floor at p50\n", "ratio",
+              append.Percentile(50) / floor.Percentile(50));
+
+  // 4. Restore with a 1,000-entry tail.
+  {
+    auto store = SqliteStore::Open(dir + "/restore.db");
+    if (!store.ok()) return 1;
+    const std::string agent = "bench-restore";
+    auto sealed = Seal(MakeCheckpoint(agent, 1));
+    if (!sealed.ok() || !(*store)->Put(*sealed, PutOptions{}).ok()) return 1;
+    std::string prev = kJournalGenesisSha256;
+    std::vector<JournalEntry> tail;
+    for (int i = 1; i <= 1000; ++i) {
+      tail.push_back(
+          Entry(agent, i, &prev,
+                json{{"contextSummary", {{"completedSteps", i}, {"draftContent", Text(i, 1000)}}}}
+                    .dump()));
+    }
+    if (!(*store)->AppendJournal(agent, tail, std::nullopt).ok()) return 1;
+    RestoreOptions ro;
+    ro.dry_run = true;
+    Restorer restorer(Env::Default(), store->get(), nullptr, nullptr, ro);
+    Latencies total;
+    int applied = 0;
+    for (int i = 0; i < 120; ++i) {
+      auto r = restorer.Run(agent);
+      if (!r.ok()) return 1;
+      applied = r->journal.value("applied", 0);
+      if (i >= 20) total.Add(r->timings.total_ms * 1000);
+    }
+    std::printf(
+        "\n[4] restore (Restorer, dry run, no replay) of a checkpoint + 1,000-entry tail "
+        "(~1 KB patches; %d applied)\n",
+        applied);
+    total.Print("restore totalMs");
+  }
+  return 0;
+}

@@ -1,0 +1,133 @@
+// JournalWriter: makes each accepted context mutation durable in the store's journal before
+// the reply (docs/journal.md).
+//
+// ContextState calls Record under its lock for every accepted request, so entries get their
+// sequence in the order the changes were applied; the HTTP handler then calls Await outside
+// that lock. In sync mode (the default) Await returns once the entry is in the store: the first
+// waiter with nothing being written becomes the committer and appends every pending entry in one
+// store transaction (group commit: concurrent updates share one commit, nobody waits for a
+// timer). In async mode a flusher thread appends pending entries at once and Await returns
+// without waiting (durable=false); in memory mode nothing is appended.
+//
+// Until Activate (standby) and after Fence (lease lost) or a failed append (journal broken),
+// Record refuses changes, so no change is ever accepted that cannot be made durable. When the
+// tail after the newest checkpoint reaches max_entries or max_bytes, the committer asks for a
+// checkpoint (the `force_checkpoint` callback) before it lets the next group commit.
+// All methods are thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common/env.h"
+#include "common/status.h"
+#include "journal/journal_entry.h"
+#include "store/checkpoint_store.h"
+
+namespace agentckpt {
+
+enum class Durability { kSync, kAsync, kMemory };
+std::string_view DurabilityName(Durability d);  // "sync", "async", "memory"
+std::optional<Durability> ParseDurability(std::string_view name);
+
+struct JournalOptions {
+  std::string agent_id;
+  Durability durability = Durability::kSync;
+  int64_t async_flush_ms = 20;
+  int64_t max_entries = 1000;
+  int64_t max_bytes = int64_t{4} << 20;
+};
+
+// What the reply to a mutation says.
+struct JournalAck {
+  int64_t sequence = 0;  // the journal sequence the context is at after the request
+  bool durable = false;  // true: the change (and every one before it) is in the store
+};
+
+class JournalWriter {
+ public:
+  // `store` is borrowed and must outlive the writer. A store without a journal
+  // (SupportsJournal() false) turns sync and async into memory mode.
+  JournalWriter(Env* env, CheckpointStore* store, JournalOptions options);
+  ~JournalWriter();
+
+  // The mode in effect.
+  Durability durability() const { return options_.durability; }
+
+  // Leaves standby: entries from now on carry `lease` (fenced by the store) and continue the
+  // journal after `head` (the position the restored context includes). `checkpoint_sequence`
+  // is the journal sequence the newest checkpoint includes (for the tail's size).
+  void Activate(const std::optional<LeaseToken>& lease, const JournalPosition& head,
+                int64_t checkpoint_sequence, int64_t tail_bytes);
+
+  // Called by ContextState under its lock for each request: with a non-empty `payload`, appends
+  // an entry of `kind` to the pending group and returns the new head; with an empty payload (the
+  // request changed nothing) returns the current head. kUnavailable "standby: ..." before
+  // Activate, kFailedPrecondition "lease lost: ..." after Fence, kUnavailable "journal
+  // unavailable: ..." after a failed append (until a checkpoint covers everything recorded).
+  StatusOr<JournalPosition> Record(JournalKind kind, const std::string& payload);
+
+  // Waits (sync mode) until `sequence` is durable. Errors: kFailedPrecondition "lease lost: ..."
+  // when the append was fenced, kUnavailable when the store failed it (the change is then in
+  // memory only until a checkpoint covers it).
+  StatusOr<JournalAck> Await(int64_t sequence);
+
+  // Called after a checkpoint including journal sequence `sequence` is durable: entries up to it
+  // need not be appended any more, the tail restarts after it and a broken journal is repaired
+  // when the checkpoint covers every recorded entry.
+  void CheckpointWritten(int64_t sequence);
+
+  // The checkpoint requested when the tail is full (or the journal broke); called on the
+  // committing thread with no lock of this writer held. Set before Activate.
+  void set_force_checkpoint(std::function<void(const std::string& reason)> f);
+
+  // Refuses every later change with kFailedPrecondition carrying `reason`.
+  void Fence(const Status& reason);
+
+  // Appends what is pending (async mode) and stops the flusher. Later Records fail.
+  Status Close();
+
+  // The position of the last recorded entry, and of the last durable one.
+  JournalPosition head() const;
+  int64_t durable_sequence() const;
+
+ private:
+  Status GateLocked() const;
+  // Appends pending_ as one group; called with `lock` held, releases it during the store call.
+  void CommitLocked(std::unique_lock<std::mutex>& lock);
+  void FlushLoop();
+
+  Env* env_;
+  CheckpointStore* store_;
+  JournalOptions options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool active_ = false;
+  bool closed_ = false;
+  std::optional<LeaseToken> lease_;
+  Status fenced_;  // kFailedPrecondition once the lease was lost
+  Status broken_;  // kUnavailable after a failed append
+  JournalPosition head_;
+  int64_t durable_ = 0;       // highest durable sequence
+  int64_t checkpointed_ = 0;  // the journal sequence the newest checkpoint includes
+  int64_t failed_from_ = 0;   // entries from here on failed (0: none)
+  Status failure_;            // why
+  std::vector<JournalEntry> pending_;
+  bool committing_ = false;
+  std::deque<std::pair<int64_t, int64_t>> tail_;  // (sequence, bytes) after checkpointed_
+  int64_t tail_bytes_ = 0;
+  int64_t base_tail_bytes_ = 0;  // bytes of entries restored at Activate (not in tail_)
+  std::function<void(const std::string&)> force_checkpoint_;
+  std::thread flusher_;
+};
+
+}  // namespace agentckpt

@@ -1,0 +1,128 @@
+#include "journal/journal_entry.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/sha256.h"
+
+namespace agentckpt {
+
+const char kJournalGenesisSha256[] =
+    "0000000000000000000000000000000000000000000000000000000000000000";
+
+namespace {
+
+bool IsHex64(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+std::string_view JournalKindName(JournalKind kind) {
+  switch (kind) {
+    case JournalKind::kContextPut:
+      return "context.put";
+    case JournalKind::kContextPatch:
+      return "context.patch";
+    case JournalKind::kToolCall:
+      return "tool_call";
+  }
+  return "unknown";
+}
+
+std::optional<JournalKind> ParseJournalKind(std::string_view name) {
+  for (JournalKind k :
+       {JournalKind::kContextPut, JournalKind::kContextPatch, JournalKind::kToolCall}) {
+    if (JournalKindName(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
+std::string JournalCanonicalBytes(const JournalEntry& e) {
+  std::string out = "agentckpt-journal-entry-v1\n";
+  out.reserve(out.size() + e.payload.size() + e.agent_id.size() + 200);
+  out += e.agent_id;
+  out += '\n';
+  out += std::to_string(e.sequence);
+  out += '\n';
+  out += std::to_string(e.epoch);
+  out += '\n';
+  out += JournalKindName(e.kind);
+  out += '\n';
+  out += std::to_string(e.timestamp_ms);
+  out += '\n';
+  out += e.prev_sha256;
+  out += '\n';
+  out += e.payload;
+  return out;
+}
+
+void SealJournalEntry(JournalEntry* e) { e->sha256 = Sha256Hex(JournalCanonicalBytes(*e)); }
+
+Status VerifyJournalEntry(const JournalEntry& e) {
+  std::string actual = Sha256Hex(JournalCanonicalBytes(e));
+  if (actual != e.sha256) {
+    return DataLossError("journal entry " + std::to_string(e.sequence) +
+                         ": sha256 mismatch (stored " + e.sha256.substr(0, 16) + "..., content " +
+                         actual.substr(0, 16) + "...)");
+  }
+  return OkStatus();
+}
+
+std::string EncodeJournalEntry(const JournalEntry& e) {
+  nlohmann::json j = {{"v", 1},
+                      {"agentId", e.agent_id},
+                      {"sequence", e.sequence},
+                      {"epoch", e.epoch},
+                      {"kind", std::string(JournalKindName(e.kind))},
+                      {"payload", e.payload},
+                      {"timestamp", e.timestamp_ms},
+                      {"prevSha256", e.prev_sha256},
+                      {"sha256", e.sha256}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+StatusOr<JournalEntry> DecodeJournalEntry(std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return DataLossError("journal entry: not a JSON object");
+  }
+  auto bad = [](const std::string& what) { return DataLossError("journal entry: " + what); };
+  static const char* kKeys[] = {"v",       "agentId",   "sequence",   "epoch", "kind",
+                                "payload", "timestamp", "prevSha256", "sha256"};
+  if (j.size() != sizeof(kKeys) / sizeof(kKeys[0])) return bad("unexpected or missing fields");
+  for (const char* k : kKeys) {
+    if (!j.contains(k)) return bad(std::string("missing ") + k);
+  }
+  auto integer = [&](const char* k, int64_t min, int64_t* out) -> bool {
+    const auto& v = j[k];
+    if (!v.is_number_integer()) return false;
+    int64_t x = v.get<int64_t>();
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      return false;
+    }
+    if (x < min) return false;
+    *out = x;
+    return true;
+  };
+  int64_t version = 0;
+  if (!integer("v", 1, &version) || version != 1) return bad("unsupported version");
+  JournalEntry e;
+  if (!integer("sequence", 1, &e.sequence)) return bad("sequence: expected an integer >= 1");
+  if (!integer("epoch", 0, &e.epoch)) return bad("epoch: expected an integer >= 0");
+  if (!integer("timestamp", 0, &e.timestamp_ms)) return bad("timestamp: expected an integer");
+  for (const char* k : {"agentId", "kind", "payload", "prevSha256", "sha256"}) {
+    if (!j[k].is_string()) return bad(std::string(k) + ": expected a string");
+  }
+  e.agent_id = j["agentId"].get<std::string>();
+  if (e.agent_id.empty() || e.agent_id.find('\n') != std::string::npos) return bad("agentId");
+  auto kind = ParseJournalKind(j["kind"].get<std::string>());
+  if (!kind) return bad("kind: unknown \"" + j["kind"].get<std::string>() + "\"");
+  e.kind = *kind;
+  e.payload = j["payload"].get<std::string>();
+  e.prev_sha256 = j["prevSha256"].get<std::string>();
+  e.sha256 = j["sha256"].get<std::string>();
+  if (!IsHex64(e.prev_sha256) || !IsHex64(e.sha256)) return bad("hashes: expected 64 hex digits");
+  return e;
+}
+
+}  // namespace agentckpt

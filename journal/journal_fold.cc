@@ -1,0 +1,171 @@
+#include "journal/journal_fold.h"
+
+#include <utility>
+
+#include "checkpoint/checkpoint_json.h"
+#include "checkpoint/limits.h"
+
+namespace agentckpt {
+
+using nlohmann::json;
+
+json ContextJsonOf(const Checkpoint& cp) {
+  json j = json::object();
+  j["activeTask"] = cp.active_task ? ActiveTaskToJsonValue(*cp.active_task) : json(nullptr);
+  j["contextSummary"] = ContextSummaryToJsonValue(cp.context_summary);
+  j["workspace"] = cp.workspace ? WorkspaceToJsonValue(*cp.workspace) : json(nullptr);
+  return j;
+}
+
+json MakeMergePatch(const json& before, const json& after) {
+  if (!before.is_object() || !after.is_object()) return after;
+  json patch = json::object();
+  for (const auto& [key, value] : before.items()) {
+    if (!after.contains(key)) patch[key] = nullptr;
+  }
+  for (const auto& [key, value] : after.items()) {
+    auto it = before.find(key);
+    if (it == before.end()) {
+      patch[key] = value;
+    } else if (*it != value) {
+      patch[key] = (it->is_object() && value.is_object()) ? MakeMergePatch(*it, value) : value;
+    }
+  }
+  return patch;
+}
+
+namespace {
+
+// The context form keeps all three keys; a merge patch removes a key it sets to null.
+void RestoreKeys(json* context) {
+  for (const char* k : {"activeTask", "contextSummary", "workspace"}) {
+    if (!context->contains(k)) (*context)[k] = nullptr;
+  }
+}
+
+Status DecodeInto(const json& context, Checkpoint* cp) {
+  const json& task = context["activeTask"];
+  const json& ws = context["workspace"];
+  auto summary = ContextSummaryFromJsonValue(context["contextSummary"], "contextSummary");
+  if (!summary.ok()) return summary.status();
+  std::optional<ActiveTask> active;
+  if (!task.is_null()) {
+    auto t = ActiveTaskFromJsonValue(task, "activeTask");
+    if (!t.ok()) return t.status();
+    active = std::move(t).value();
+  }
+  std::optional<Workspace> workspace;
+  if (!ws.is_null()) {
+    auto w = WorkspaceFromJsonValue(ws, "workspace");
+    if (!w.ok()) return w.status();
+    workspace = std::move(w).value();
+  }
+  cp->context_summary = std::move(summary).value();
+  cp->active_task = std::move(active);
+  cp->workspace = std::move(workspace);
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ApplyJournalEntry(const JournalEntry& e, json* context) {
+  json payload = json::parse(e.payload, nullptr, /*allow_exceptions=*/false);
+  auto bad = [&](const std::string& why) {
+    return DataLossError("journal entry " + std::to_string(e.sequence) + " (" +
+                         std::string(JournalKindName(e.kind)) + "): " + why);
+  };
+  if (payload.is_discarded() || !payload.is_object()) return bad("payload is not a JSON object");
+  try {
+    switch (e.kind) {
+      case JournalKind::kContextPut:
+        if (!payload.contains("contextSummary")) return bad("no contextSummary");
+        *context = std::move(payload);
+        break;
+      case JournalKind::kContextPatch:
+        context->merge_patch(payload);
+        break;
+      case JournalKind::kToolCall: {
+        json& summary = (*context)["contextSummary"];
+        if (!summary.is_object()) return bad("the context has no contextSummary");
+        json& log = summary["toolCallLog"];
+        if (!log.is_array()) log = json::array();
+        log.push_back(std::move(payload));
+        if (log.size() > limits::kToolCallLogEntries) {
+          log.erase(log.begin(), log.end() - limits::kToolCallLogEntries);
+        }
+        break;
+      }
+    }
+  } catch (const json::exception& ex) {
+    return bad(ex.what());
+  }
+  RestoreKeys(context);
+  return OkStatus();
+}
+
+JournalFoldReport FoldJournal(const std::vector<JournalEntry>& entries, Checkpoint* cp) {
+  JournalFoldReport r;
+  JournalPosition at = cp->journal.value_or(JournalPosition{0, kJournalGenesisSha256});
+  r.last_sequence = at.sequence;
+  r.last_sha256 = at.sha256;
+  json context = ContextJsonOf(*cp);
+  size_t i = 0;
+  auto stop = [&](int64_t seq, std::string why) {
+    r.stopped = true;
+    r.stopped_at = seq;
+    r.stop_reason = std::move(why);
+  };
+  for (; i < entries.size(); ++i) {
+    const JournalEntry& e = entries[i];
+    if (e.sequence <= at.sequence) continue;
+    if (e.sequence != at.sequence + 1) {
+      stop(at.sequence + 1, "journal entry " + std::to_string(at.sequence + 1) +
+                                " is missing (next stored: " + std::to_string(e.sequence) + ")");
+      break;
+    }
+    if (e.agent_id != cp->agent_id) {
+      stop(e.sequence,
+           "journal entry " + std::to_string(e.sequence) + " belongs to agent " + e.agent_id);
+      break;
+    }
+    if (Status v = VerifyJournalEntry(e); !v.ok()) {
+      stop(e.sequence, v.message());
+      break;
+    }
+    if (e.prev_sha256 != at.sha256) {
+      stop(e.sequence, "journal entry " + std::to_string(e.sequence) +
+                           " does not chain to the entry before it");
+      break;
+    }
+    // Applied in place: ApplyJournalEntry checks the payload before it changes anything.
+    if (Status a = ApplyJournalEntry(e, &context); !a.ok()) {
+      stop(e.sequence, a.message());
+      break;
+    }
+    at = JournalPosition{e.sequence, e.sha256};
+    ++r.applied;
+  }
+  if (r.stopped) {
+    for (size_t k = i; k < entries.size(); ++k) {
+      if (entries[k].sequence >= r.stopped_at) ++r.not_applied;
+    }
+  }
+  if (r.applied > 0) {
+    Status decoded = DecodeInto(context, cp);
+    if (!decoded.ok()) {
+      // The chain verified but the result does not decode: keep the checkpoint's context.
+      r.stopped = true;
+      r.stop_reason = "folded context does not decode: " + decoded.message();
+      r.not_applied += r.applied;
+      r.stopped_at = cp->journal ? cp->journal->sequence + 1 : 1;
+      r.applied = 0;
+      at = cp->journal.value_or(JournalPosition{0, kJournalGenesisSha256});
+    }
+  }
+  r.last_sequence = at.sequence;
+  r.last_sha256 = at.sha256;
+  cp->journal = at;
+  return r;
+}
+
+}  // namespace agentckpt

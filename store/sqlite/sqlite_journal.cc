@@ -1,0 +1,178 @@
+// SqliteStore's write-ahead journal (docs/journal.md): one row per entry in the `journal` table
+// of the same file as the checkpoints, appended in IMMEDIATE transactions that also check the
+// writer lease, so the journal is exactly as durable (WAL, synchronous=FULL) and as fenced as
+// the checkpoints.
+#include <sqlite3.h>
+
+#include "common/ids.h"
+#include "common/status_macros.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace agentckpt {
+namespace {
+
+// Resets a statement and its bindings when the scope ends.
+struct StmtGuard {
+  sqlite3_stmt* s;
+  ~StmtGuard() {
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+  }
+};
+
+void Bind(sqlite3_stmt* s, int i, std::string_view v) {
+  sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+}
+
+std::string_view Column(sqlite3_stmt* s, int i) {
+  const void* p = sqlite3_column_blob(s, i);
+  return p ? std::string_view(static_cast<const char*>(p),
+                              static_cast<size_t>(sqlite3_column_bytes(s, i)))
+           : std::string_view();
+}
+
+}  // namespace
+
+Status SqliteStore::PrepareJournal() {
+  struct {
+    sqlite3_stmt** stmt;
+    const char* sql;
+  } prepared[] = {
+      {&journal_head_,
+       "SELECT lease_holder, lease_epoch, journal_last_sequence FROM agents WHERE agent_id = ?"},
+      {&journal_insert_,
+       "INSERT INTO journal (agent_id, sequence, size_bytes, entry) VALUES (?,?,?,?)"},
+      {&journal_bump_,
+       "INSERT INTO agents (agent_id, journal_last_sequence, updated_at_ms) VALUES (?1, ?2, ?3)"
+       " ON CONFLICT (agent_id) DO UPDATE SET journal_last_sequence = ?2"},
+      {&journal_read_,
+       "SELECT sequence, entry FROM journal WHERE agent_id = ? AND sequence > ? ORDER BY sequence"},
+      {&journal_stats_,
+       "SELECT count(*), coalesce(sum(size_bytes), 0), coalesce(min(sequence), 0),"
+       " (SELECT journal_last_sequence FROM agents WHERE agent_id = ?1)"
+       " FROM journal WHERE agent_id = ?1"},
+      {&journal_compact_, "DELETE FROM journal WHERE agent_id = ? AND sequence <= ?"},
+  };
+  for (auto& p : prepared) RETURN_IF_ERROR(Prepare(p.sql, p.stmt));
+  return OkStatus();
+}
+
+void SqliteStore::FinalizeJournal() {
+  for (sqlite3_stmt* s : {journal_head_, journal_insert_, journal_bump_, journal_read_,
+                          journal_stats_, journal_compact_}) {
+    sqlite3_finalize(s);
+  }
+}
+
+Status SqliteStore::AppendJournal(const std::string& agent_id,
+                                  const std::vector<JournalEntry>& entries,
+                                  const std::optional<LeaseToken>& lease) {
+  RETURN_IF_ERROR(ValidateAgentId(agent_id));
+  if (entries.empty()) return OkStatus();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].agent_id != agent_id) {
+      return InvalidArgumentError("journal entry " + std::to_string(entries[i].sequence) +
+                                  " is not agent " + agent_id + "'s");
+    }
+    if (i > 0 && entries[i].sequence != entries[i - 1].sequence + 1) {
+      return InvalidArgumentError("journal entries are not consecutive");
+    }
+  }
+  std::vector<std::string> encoded;
+  encoded.reserve(entries.size());
+  for (const JournalEntry& e : entries) encoded.push_back(EncodeJournalEntry(e));
+  std::lock_guard<std::mutex> lock(mu_);
+  return InTransactionLocked([&]() -> StatusOr<bool> {
+           {
+             StmtGuard g{journal_head_};
+             Bind(journal_head_, 1, agent_id);
+             int rc = sqlite3_step(journal_head_);
+             if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+               return Error("cannot read the agent record", rc);
+             const bool row = rc == SQLITE_ROW;
+             if (lease.has_value()) {
+               std::string holder(row ? Column(journal_head_, 0) : std::string_view());
+               int64_t epoch = row ? sqlite3_column_int64(journal_head_, 1) : 0;
+               if (holder != lease->holder || epoch != lease->epoch) {
+                 return FailedPreconditionError(LeaseLostMessage(*lease, holder, epoch));
+               }
+             }
+             int64_t last = row ? sqlite3_column_int64(journal_head_, 2) : 0;
+             if (entries.front().sequence <= last) {
+               return AlreadyExistsError("journal sequence " +
+                                         std::to_string(entries.front().sequence) + " of agent " +
+                                         agent_id + " is not above the last appended " +
+                                         std::to_string(last) + ": another writer got there");
+             }
+           }
+           for (size_t i = 0; i < entries.size(); ++i) {
+             StmtGuard g{journal_insert_};
+             Bind(journal_insert_, 1, agent_id);
+             sqlite3_bind_int64(journal_insert_, 2, entries[i].sequence);
+             sqlite3_bind_int64(journal_insert_, 3, static_cast<int64_t>(encoded[i].size()));
+             sqlite3_bind_blob(journal_insert_, 4, encoded[i].data(),
+                               static_cast<int>(encoded[i].size()), SQLITE_STATIC);
+             int rc = sqlite3_step(journal_insert_);
+             if (rc != SQLITE_DONE) return Error("cannot append to the journal", rc);
+           }
+           StmtGuard g{journal_bump_};
+           Bind(journal_bump_, 1, agent_id);
+           sqlite3_bind_int64(journal_bump_, 2, entries.back().sequence);
+           sqlite3_bind_int64(journal_bump_, 3, options_.env->NowUnixMillis());
+           int rc = sqlite3_step(journal_bump_);
+           if (rc != SQLITE_DONE) return Error("cannot update the agent record", rc);
+           return true;
+         })
+      .status();
+}
+
+StatusOr<std::vector<JournalEntry>> SqliteStore::ReadJournal(const std::string& agent_id,
+                                                             int64_t after_sequence) {
+  RETURN_IF_ERROR(ValidateAgentId(agent_id));
+  std::lock_guard<std::mutex> lock(mu_);
+  StmtGuard g{journal_read_};
+  Bind(journal_read_, 1, agent_id);
+  sqlite3_bind_int64(journal_read_, 2, after_sequence);
+  std::vector<JournalEntry> out;
+  int rc;
+  while ((rc = sqlite3_step(journal_read_)) == SQLITE_ROW) {
+    int64_t sequence = sqlite3_column_int64(journal_read_, 0);
+    StatusOr<JournalEntry> e = DecodeJournalEntry(Column(journal_read_, 1));
+    if (e.ok() && e->sequence == sequence) {
+      out.push_back(std::move(e).value());
+    } else {
+      JournalEntry damaged;  // the fold stops here
+      damaged.agent_id = agent_id;
+      damaged.sequence = sequence;
+      out.push_back(std::move(damaged));
+    }
+  }
+  if (rc != SQLITE_DONE) return Error("cannot read the journal", rc);
+  return out;
+}
+
+StatusOr<JournalStats> SqliteStore::GetJournalStats(const std::string& agent_id) {
+  RETURN_IF_ERROR(ValidateAgentId(agent_id));
+  std::lock_guard<std::mutex> lock(mu_);
+  StmtGuard g{journal_stats_};
+  Bind(journal_stats_, 1, agent_id);
+  int rc = sqlite3_step(journal_stats_);
+  if (rc != SQLITE_ROW) return Error("cannot read the journal's size", rc);
+  JournalStats s;
+  s.entries = sqlite3_column_int64(journal_stats_, 0);
+  s.bytes = sqlite3_column_int64(journal_stats_, 1);
+  s.first_sequence = sqlite3_column_int64(journal_stats_, 2);
+  s.last_sequence = sqlite3_column_int64(journal_stats_, 3);
+  return s;
+}
+
+StatusOr<int64_t> SqliteStore::CompactJournalLocked(const std::string& agent_id, int64_t through) {
+  StmtGuard g{journal_compact_};
+  Bind(journal_compact_, 1, agent_id);
+  sqlite3_bind_int64(journal_compact_, 2, through);
+  int rc = sqlite3_step(journal_compact_);
+  if (rc != SQLITE_DONE) return Error("cannot compact the journal", rc);
+  return static_cast<int64_t>(sqlite3_changes(db_));
+}
+
+}  // namespace agentckpt

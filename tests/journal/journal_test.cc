@@ -1,0 +1,182 @@
+// The journal's entry format, hash chain and fold.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/checkpoint_json.h"
+#include "journal/journal_entry.h"
+#include "journal/journal_fold.h"
+
+namespace agentckpt {
+namespace {
+
+using nlohmann::json;
+
+// Builds a chain of entries for agent "a" after `prev`.
+class Chain {
+ public:
+  explicit Chain(JournalPosition at = {0, kJournalGenesisSha256}) : at_(std::move(at)) {}
+  JournalEntry Add(JournalKind kind, const json& payload) {
+    JournalEntry e;
+    e.agent_id = "a";
+    e.sequence = at_.sequence + 1;
+    e.epoch = 3;
+    e.kind = kind;
+    e.payload = payload.dump();
+    e.timestamp_ms = 1700000000000 + e.sequence;
+    e.prev_sha256 = at_.sha256;
+    SealJournalEntry(&e);
+    at_ = {e.sequence, e.sha256};
+    entries.push_back(e);
+    return e;
+  }
+  std::vector<JournalEntry> entries;
+
+ private:
+  JournalPosition at_;
+};
+
+Checkpoint Base() {
+  Checkpoint cp;
+  cp.agent_id = "a";
+  cp.context_summary.gathering_results = "start";
+  cp.context_summary.completed_steps = 1;
+  return cp;
+}
+
+json ToolCall(const std::string& name) {
+  return {{"toolName", name},    {"timestamp", "2026-01-01T00:00:00.000Z"},
+          {"inputSummary", "i"}, {"outputSummary", "o"},
+          {"durationMs", 5},     {"success", true}};
+}
+
+TEST(JournalEntryTest, SealVerifyEncodeDecodeRoundTrip) {
+  Chain c;
+  JournalEntry e = c.Add(JournalKind::kContextPatch, {{"contextSummary", {{"completedSteps", 2}}}});
+  EXPECT_TRUE(VerifyJournalEntry(e).ok());
+  auto back = DecodeJournalEntry(EncodeJournalEntry(e));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, e);
+  JournalEntry tampered = e;
+  tampered.payload[3] ^= 1;
+  EXPECT_EQ(VerifyJournalEntry(tampered).code(), StatusCode::kDataLoss);
+  tampered = e;
+  tampered.epoch = 4;  // every field is covered
+  EXPECT_FALSE(VerifyJournalEntry(tampered).ok());
+}
+
+TEST(JournalEntryTest, DecodeRejectsMalformedEntries) {
+  Chain c;
+  json good = json::parse(EncodeJournalEntry(c.Add(JournalKind::kToolCall, ToolCall("t"))));
+  for (const char* key : {"v", "agentId", "sequence", "epoch", "kind", "payload", "timestamp",
+                          "prevSha256", "sha256"}) {
+    json j = good;
+    j.erase(key);
+    EXPECT_EQ(DecodeJournalEntry(j.dump()).status().code(), StatusCode::kDataLoss) << key;
+  }
+  json j = good;
+  j["kind"] = "ledger.unknown";
+  EXPECT_FALSE(DecodeJournalEntry(j.dump()).ok());
+  j = good;
+  j["sequence"] = 0;
+  EXPECT_FALSE(DecodeJournalEntry(j.dump()).ok());
+  j = good;
+  j["extra"] = 1;
+  EXPECT_FALSE(DecodeJournalEntry(j.dump()).ok());
+  j = good;
+  j["sha256"] = "XYZ";
+  EXPECT_FALSE(DecodeJournalEntry(j.dump()).ok());
+  EXPECT_FALSE(DecodeJournalEntry("").ok());
+  EXPECT_FALSE(
+      DecodeJournalEntry(std::string(EncodeJournalEntry(c.entries[0])).substr(0, 40)).ok());
+}
+
+TEST(JournalFoldTest, MergePatchDiffReproducesTheAfterState) {
+  json before = ContextJsonOf(Base());
+  Checkpoint next = Base();
+  next.context_summary.plan_outline = {"x", "y"};
+  next.active_task = ActiveTask{"t-1", "title", TaskPhase::kPlanning, 10, 0};
+  json after = ContextJsonOf(next);
+  json patched = before;
+  patched.merge_patch(MakeMergePatch(before, after));
+  EXPECT_EQ(patched, after);
+  // Back to null: the key goes, and the context form reads it as null.
+  json patch = MakeMergePatch(after, before);
+  EXPECT_TRUE(patch["activeTask"].is_null());
+}
+
+TEST(JournalFoldTest, FoldsEachKindInOrder) {
+  Checkpoint cp = Base();
+  Chain c;
+  Checkpoint put = Base();
+  put.context_summary.draft_content = "draft";
+  c.Add(JournalKind::kContextPut, ContextJsonOf(put));
+  c.Add(JournalKind::kContextPatch, {{"contextSummary", {{"completedSteps", 7}}}});
+  for (int i = 0; i < 55; ++i) c.Add(JournalKind::kToolCall, ToolCall("t" + std::to_string(i)));
+  JournalFoldReport r = FoldJournal(c.entries, &cp);
+  EXPECT_FALSE(r.stopped) << r.stop_reason;
+  EXPECT_EQ(r.applied, 57);
+  EXPECT_EQ(r.last_sequence, 57);
+  EXPECT_EQ(cp.context_summary.draft_content, "draft");
+  EXPECT_EQ(cp.context_summary.completed_steps, 7);
+  ASSERT_EQ(cp.context_summary.tool_call_log.size(), 50u);  // newest 50 kept
+  EXPECT_EQ(cp.context_summary.tool_call_log.back().tool_name, "t54");
+  ASSERT_TRUE(cp.journal.has_value());
+  EXPECT_EQ(cp.journal->sequence, 57);
+  EXPECT_EQ(cp.journal->sha256, c.entries.back().sha256);
+}
+
+TEST(JournalFoldTest, StartsAfterTheCheckpointsPositionAndNeedsItsLink) {
+  Chain c;
+  c.Add(JournalKind::kContextPatch, {{"contextSummary", {{"completedSteps", 2}}}});
+  c.Add(JournalKind::kContextPatch, {{"contextSummary", {{"completedSteps", 3}}}});
+  Checkpoint cp = Base();
+  cp.journal = JournalPosition{1, c.entries[0].sha256};
+  JournalFoldReport r = FoldJournal(c.entries, &cp);  // entry 1 is in the checkpoint already
+  EXPECT_EQ(r.applied, 1);
+  EXPECT_EQ(cp.context_summary.completed_steps, 3);
+
+  Checkpoint wrong = Base();
+  wrong.journal = JournalPosition{1, std::string(64, 'a')};  // does not link
+  r = FoldJournal(c.entries, &wrong);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.applied, 0);
+  EXPECT_EQ(r.stopped_at, 2);
+  EXPECT_EQ(wrong.context_summary.completed_steps, 1);
+}
+
+TEST(JournalFoldTest, StopsAtTheFirstDamagedTornOrMissingEntry) {
+  for (int damage = 0; damage < 4; ++damage) {
+    Chain c;
+    for (int i = 1; i <= 5; ++i)
+      c.Add(JournalKind::kContextPatch, {{"contextSummary", {{"completedSteps", i}}}});
+    std::vector<JournalEntry> entries = c.entries;
+    if (damage == 0)
+      entries[3].payload = "{\"contextSummary\":{\"completedSteps\":99}}";  // tampered
+    if (damage == 1) entries[3].sha256.clear();           // torn (undecodable row)
+    if (damage == 2) entries.erase(entries.begin() + 3);  // missing
+    if (damage == 3) entries[3].agent_id = "b";           // another agent's
+    Checkpoint cp = Base();
+    JournalFoldReport r = FoldJournal(entries, &cp);
+    EXPECT_TRUE(r.stopped) << damage;
+    EXPECT_EQ(r.applied, 3) << damage;
+    EXPECT_EQ(r.stopped_at, 4) << damage;
+    EXPECT_EQ(r.last_sequence, 3);
+    EXPECT_EQ(cp.context_summary.completed_steps, 3) << damage;
+    EXPECT_FALSE(r.stop_reason.empty());
+  }
+}
+
+TEST(JournalFoldTest, AnEntryThatDoesNotApplyStopsTheFold) {
+  Chain c;
+  c.Add(JournalKind::kContextPatch, {{"contextSummary", {{"completedSteps", 2}}}});
+  c.Add(JournalKind::kContextPut, {{"activeTask", nullptr}});  // no contextSummary
+  Checkpoint cp = Base();
+  JournalFoldReport r = FoldJournal(c.entries, &cp);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.applied, 1);
+  EXPECT_EQ(cp.context_summary.completed_steps, 2);
+}
+
+}  // namespace
+}  // namespace agentckpt

@@ -1,0 +1,295 @@
+// JournalWriter with ContextState on a real SQLite store: group commit, fencing, failures,
+// async mode and the journal's size bound under forced checkpoints.
+#include "context/journal_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <thread>
+
+#include "context/checkpoint_writer.h"
+#include "context/context_state.h"
+#include "store/journal_load.h"
+#include "store/sqlite/sqlite_store.h"
+#include "tests/support/temp_dir.h"
+
+namespace agentckpt {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kAgent[] = "agent-jw";
+
+// Forwards to a real store; AppendJournal can be held at a gate, failed, and is counted.
+class GatedStore : public CheckpointStore {
+ public:
+  explicit GatedStore(std::unique_ptr<CheckpointStore> inner) : inner_(std::move(inner)) {}
+  StatusOr<PutResult> Put(const SealedCheckpoint& cp, const PutOptions& o) override {
+    return inner_->Put(cp, o);
+  }
+  StatusOr<LatestVerified> GetLatestVerified(const std::string& a) override {
+    return inner_->GetLatestVerified(a);
+  }
+  StatusOr<Checkpoint> GetById(const std::string& a, const std::string& id) override {
+    return inner_->GetById(a, id);
+  }
+  StatusOr<Checkpoint> GetBySequence(const std::string& a, int64_t s) override {
+    return inner_->GetBySequence(a, s);
+  }
+  StatusOr<std::vector<CheckpointInfo>> List(const std::string& a, int l) override {
+    return inner_->List(a, l);
+  }
+  StatusOr<int> Prune(const std::string& a, int k) override { return inner_->Prune(a, k); }
+  StatusOr<int> DeleteExpired(int64_t n) override { return inner_->DeleteExpired(n); }
+  StatusOr<AgentRecord> GetAgent(const std::string& a) override { return inner_->GetAgent(a); }
+  Status SetAgentStatus(const std::string& a, const std::string& s, int64_t n) override {
+    return inner_->SetAgentStatus(a, s, n);
+  }
+  Status Ping() override { return inner_->Ping(); }
+  StatusOr<Lease> AcquireLease(const std::string& a, const std::string& h, int64_t ttl,
+                               int64_t now) override {
+    return inner_->AcquireLease(a, h, ttl, now);
+  }
+  StatusOr<Lease> AcquireOrTakeOverLease(const std::string& a, const std::string& h, int64_t ttl,
+                                         int64_t now, const HolderIsDead& dead) override {
+    return inner_->AcquireOrTakeOverLease(a, h, ttl, now, dead);
+  }
+  bool SupportsJournal() const override { return true; }
+  StatusOr<std::vector<JournalEntry>> ReadJournal(const std::string& a, int64_t after) override {
+    return inner_->ReadJournal(a, after);
+  }
+  StatusOr<JournalStats> GetJournalStats(const std::string& a) override {
+    return inner_->GetJournalStats(a);
+  }
+  Status AppendJournal(const std::string& a, const std::vector<JournalEntry>& entries,
+                       const std::optional<LeaseToken>& lease) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      batches.push_back(static_cast<int>(entries.size()));
+      in_append_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return !held_; });
+      in_append_ = false;
+      if (!fail.ok()) return fail;
+    }
+    return inner_->AppendJournal(a, entries, lease);
+  }
+  void Hold() {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = true;
+  }
+  void WaitInAppend() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return in_append_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = false;
+    cv_.notify_all();
+  }
+  std::vector<int> batches;  // entries per append call
+  Status fail;
+
+ private:
+  std::unique_ptr<CheckpointStore> inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool held_ = false;
+  bool in_append_ = false;
+};
+
+class JournalWriterTest : public ::testing::Test {
+ protected:
+  void Open(const std::string& path, JournalOptions o = {}) {
+    auto s = SqliteStore::Open(path);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::make_unique<GatedStore>(std::move(s).value());
+    auto lease = store_->AcquireLease(kAgent, "h", 600000, Env::Default()->NowUnixMillis());
+    ASSERT_TRUE(lease.ok());
+    lease_ = LeaseToken{lease->holder, lease->epoch};
+    o.agent_id = kAgent;
+    journal_ = std::make_unique<JournalWriter>(Env::Default(), store_.get(), o);
+    context_.set_journal(
+        [this](JournalKind k, const std::string& p) { return journal_->Record(k, p); });
+  }
+  void Activate() { journal_->Activate(lease_, {0, kJournalGenesisSha256}, 0, 0); }
+  StatusOr<ContextUpdate> Patch(int step) {
+    return context_.MergePatch(json{{"contextSummary", {{"completedSteps", step}}}});
+  }
+  // The context a restart would see: checkpoint (none here) plus the stored journal.
+  json Restored() {
+    Checkpoint cp;
+    cp.agent_id = kAgent;
+    auto latest = store_->GetLatestVerified(kAgent);
+    if (latest.ok()) cp = latest->checkpoint;
+    FoldStoredJournal(store_.get(), &cp);
+    return ContextJsonOf(cp);
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<GatedStore> store_;
+  LeaseToken lease_;
+  ContextState context_;
+  std::unique_ptr<JournalWriter> journal_;
+};
+
+TEST_F(JournalWriterTest, StandbyRefusesBeforeActivate) {
+  Open(dir_.File("s.db"));
+  auto u = Patch(1);
+  ASSERT_FALSE(u.ok());
+  EXPECT_EQ(u.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(u.status().message().rfind("standby", 0), 0u);
+  EXPECT_EQ(context_.Snapshot().revision, 0u);  // refused: the context did not change
+}
+
+TEST_F(JournalWriterTest, ConcurrentUpdatesShareOneCommit) {
+  Open(dir_.File("s.db"));
+  Activate();
+  store_->Hold();
+  auto first = Patch(1);
+  ASSERT_TRUE(first.ok());
+  std::thread committer([&] { EXPECT_TRUE(journal_->Await(first->journal_sequence).ok()); });
+  store_->WaitInAppend();  // the first update is being committed
+  std::vector<std::thread> waiters;
+  std::atomic<int> durable{0};
+  for (int i = 2; i <= 9; ++i) {
+    auto u = Patch(i);  // recorded while the first commit runs
+    ASSERT_TRUE(u.ok());
+    waiters.emplace_back([&, seq = u->journal_sequence] {
+      auto ack = journal_->Await(seq);
+      if (ack.ok() && ack->durable) ++durable;
+    });
+  }
+  store_->Release();
+  committer.join();
+  for (auto& t : waiters) t.join();
+  EXPECT_EQ(durable.load(), 8);
+  EXPECT_EQ(store_->batches, (std::vector<int>{1, 8}));  // the 8 shared the second commit
+  EXPECT_EQ(Restored(), context_.ToJson());
+}
+
+TEST_F(JournalWriterTest, AFailedAppendIsNotAcknowledgedAndACheckpointRepairsTheJournal) {
+  Open(dir_.File("s.db"));
+  Activate();
+  auto ok = Patch(1);
+  ASSERT_TRUE(journal_->Await(ok->journal_sequence).ok());
+  store_->fail = UnavailableError("disk full");
+  auto u = Patch(2);
+  ASSERT_TRUE(u.ok());
+  auto ack = journal_->Await(u->journal_sequence);
+  EXPECT_EQ(ack.status().code(), StatusCode::kUnavailable);
+  auto refused = Patch(3);
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(refused.status().message().find("journal unavailable"), std::string::npos);
+  store_->fail = OkStatus();
+  journal_->CheckpointWritten(journal_->head().sequence);  // covers everything recorded
+  auto again = Patch(4);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(journal_->Await(again->journal_sequence)->durable);
+}
+
+TEST_F(JournalWriterTest, ALostLeaseFencesTheWriter) {
+  Open(dir_.File("s.db"));
+  Activate();
+  ASSERT_TRUE(store_
+                  ->AcquireOrTakeOverLease(kAgent, "other", 600000, Env::Default()->NowUnixMillis(),
+                                           [](const std::string&) { return true; })
+                  .ok());
+  auto u = Patch(1);
+  ASSERT_TRUE(u.ok());
+  auto ack = journal_->Await(u->journal_sequence);
+  EXPECT_EQ(ack.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ack.status().message().rfind("lease lost", 0), 0u);
+  EXPECT_EQ(Patch(2).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(store_->ReadJournal(kAgent, 0)->empty());
+}
+
+TEST_F(JournalWriterTest, AsyncRepliesFirstAndCloseFlushes) {
+  JournalOptions o;
+  o.durability = Durability::kAsync;
+  Open(dir_.File("s.db"), o);
+  Activate();
+  int64_t last = 0;
+  for (int i = 1; i <= 20; ++i) {
+    auto u = Patch(i);
+    ASSERT_TRUE(u.ok());
+    auto ack = journal_->Await(u->journal_sequence);
+    ASSERT_TRUE(ack.ok());
+    last = ack->sequence;
+  }
+  ASSERT_TRUE(journal_->Close().ok());
+  EXPECT_EQ(journal_->durable_sequence(), last);
+  EXPECT_EQ(Restored(), context_.ToJson());
+}
+
+TEST_F(JournalWriterTest, MemoryModeAppendsNothing) {
+  JournalOptions o;
+  o.durability = Durability::kMemory;
+  Open(dir_.File("s.db"), o);
+  Activate();
+  auto u = Patch(1);
+  ASSERT_TRUE(u.ok());
+  auto ack = journal_->Await(u->journal_sequence);
+  ASSERT_TRUE(ack.ok());
+  EXPECT_FALSE(ack->durable);
+  EXPECT_TRUE(store_->batches.empty());
+}
+
+// 100,000 updates with forced checkpoints: the journal never holds more than the tails of the
+// two newest checkpoints, and what is stored always restores the live context. The file lives in
+// /dev/shm when there is one (fsync there is free; the bound does not depend on the disk).
+TEST_F(JournalWriterTest, OneHundredThousandUpdatesNeverGrowTheJournalPastItsBound) {
+  constexpr int64_t kMax = 1000;
+  testing::TempDir shm_dir;
+  std::string path = dir_.File("bound.db");
+  std::string shm = "/dev/shm/agentckpt-journal-bound-" + std::to_string(getpid()) + ".db";
+  if (std::FILE* f = std::fopen(shm.c_str(), "w")) {
+    std::fclose(f);
+    std::remove(shm.c_str());
+    path = shm;
+  }
+  JournalOptions o;
+  o.max_entries = kMax;
+  Open(path, o);
+  Metrics metrics;
+  WriterOptions wo;
+  wo.agent_id = kAgent;
+  wo.keep = 3;
+  CheckpointWriter writer(Env::Default(), store_.get(), &context_, &metrics, wo, {}, {},
+                          [](const std::string&, const json&) {});
+  writer.RequireLease([](const Status&) {});
+  writer.SetLease(lease_);
+  writer.SetJournal([this](int64_t s) { journal_->CheckpointWritten(s); }, 0);
+  journal_->set_force_checkpoint(
+      [&](const std::string& reason) { ASSERT_TRUE(writer.WriteForced(reason).ok()); });
+  Activate();
+  int64_t max_seen = 0;
+  for (int i = 1; i <= 100000; ++i) {
+    auto u = (i % 3 == 0) ? context_.AppendToolCall(json{{"toolName", "t"},
+                                                         {"timestamp", "2026-01-01T00:00:00.000Z"},
+                                                         {"inputSummary", std::to_string(i)},
+                                                         {"outputSummary", "o"},
+                                                         {"durationMs", 1},
+                                                         {"success", true}})
+                          : Patch(i);
+    ASSERT_TRUE(u.ok()) << u.status().ToString();
+    ASSERT_TRUE(journal_->Await(u->journal_sequence)->durable);
+    if (i % 97 == 0 || i > 99900) {
+      auto stats = store_->GetJournalStats(kAgent);
+      ASSERT_TRUE(stats.ok());
+      max_seen = std::max(max_seen, stats->entries);
+      ASSERT_LE(stats->entries, 2 * kMax) << "after update " << i;
+    }
+  }
+  EXPECT_GT(max_seen, kMax / 2);  // the check saw a real tail
+  EXPECT_EQ(Restored(), context_.ToJson());
+  journal_.reset();
+  store_.reset();
+  if (path == shm) {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((shm + suffix).c_str());
+  }
+}
+
+}  // namespace
+}  // namespace agentckpt

@@ -1,0 +1,135 @@
+// SqliteStore's journal: durable, fenced appends; reads; compaction with a checkpoint put.
+#include <gtest/gtest.h>
+
+#include "checkpoint/canonical.h"
+#include "store/sqlite/sqlite_store.h"
+#include "tests/store/sync_counting_vfs.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/temp_dir.h"
+
+namespace agentckpt {
+namespace {
+
+using testing::SyncCountingVfs;
+using testing::TempDir;
+
+constexpr char kAgent[] = "agent-j";
+
+std::vector<JournalEntry> Entries(int64_t first, int n, int64_t epoch,
+                                  std::string prev = kJournalGenesisSha256) {
+  std::vector<JournalEntry> out;
+  for (int i = 0; i < n; ++i) {
+    JournalEntry e;
+    e.agent_id = kAgent;
+    e.sequence = first + i;
+    e.epoch = epoch;
+    e.kind = JournalKind::kContextPatch;
+    e.payload = "{\"contextSummary\":{\"completedSteps\":" + std::to_string(first + i) + "}}";
+    e.timestamp_ms = 1000 + first + i;
+    e.prev_sha256 = prev;
+    SealJournalEntry(&e);
+    prev = e.sha256;
+    out.push_back(e);
+  }
+  return out;
+}
+
+class SqliteJournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = SqliteStore::Open(dir_.File("j.db"));
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+    auto lease = store_->AcquireLease(kAgent, "holder-1", 60000, 1000);
+    ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+    lease_ = LeaseToken{lease->holder, lease->epoch};
+  }
+  TempDir dir_;
+  std::unique_ptr<SqliteStore> store_;
+  LeaseToken lease_;
+};
+
+TEST_F(SqliteJournalTest, AppendsAreReadBackInOrderAndSurviveReopening) {
+  EXPECT_TRUE(store_->SupportsJournal());
+  auto first = Entries(1, 3, lease_.epoch);
+  ASSERT_TRUE(store_->AppendJournal(kAgent, first, lease_).ok());
+  auto more = Entries(4, 2, lease_.epoch, first.back().sha256);
+  ASSERT_TRUE(store_->AppendJournal(kAgent, more, lease_).ok());
+  store_.reset();
+  auto reopened = SqliteStore::Open(dir_.File("j.db"));
+  ASSERT_TRUE(reopened.ok());
+  auto read = (*reopened)->ReadJournal(kAgent, 2);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_EQ(read->size(), 3u);
+  EXPECT_EQ((*read)[0], first[2]);
+  EXPECT_EQ((*read)[2], more[1]);
+  auto stats = (*reopened)->GetJournalStats(kAgent);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->entries, 5);
+  EXPECT_EQ(stats->first_sequence, 1);
+  EXPECT_EQ(stats->last_sequence, 5);
+  EXPECT_GT(stats->bytes, 0);
+}
+
+TEST_F(SqliteJournalTest, EachAppendIsOneFsyncedCommit) {
+  store_.reset();
+  SyncCountingVfs vfs;
+  auto s = SqliteStore::Open(dir_.File("j.db"));
+  ASSERT_TRUE(s.ok());
+  // The first commit into a fresh log also syncs the log header; measure the later ones.
+  auto warm = Entries(1, 1, lease_.epoch);
+  ASSERT_TRUE((*s)->AppendJournal(kAgent, warm, lease_).ok());
+  vfs.Reset();
+  auto batch = Entries(2, 8, lease_.epoch, warm.back().sha256);
+  ASSERT_TRUE((*s)->AppendJournal(kAgent, batch, lease_).ok());
+  const int group = vfs.wal_syncs();
+  EXPECT_GE(group, 1) << "the append returned before the log was synced";
+  vfs.Reset();
+  ASSERT_TRUE(
+      (*s)->AppendJournal(kAgent, Entries(10, 1, lease_.epoch, batch.back().sha256), lease_).ok());
+  EXPECT_GE(vfs.wal_syncs(), 1);
+  EXPECT_EQ(group, vfs.wal_syncs()) << "a group of 8 entries costs what one entry costs";
+  s->reset();
+}
+
+TEST_F(SqliteJournalTest, AFencedWriterAppendsNothing) {
+  auto taken = store_->AcquireOrTakeOverLease(kAgent, "holder-2", 60000, 2000,
+                                              [](const std::string&) { return true; });
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  Status st = store_->AppendJournal(kAgent, Entries(1, 2, lease_.epoch), lease_);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message().rfind("lease lost", 0), 0u) << st.message();
+  EXPECT_TRUE(store_->ReadJournal(kAgent, 0)->empty());
+}
+
+TEST_F(SqliteJournalTest, ASequenceIsNeverReusedEvenAfterCompaction) {
+  ASSERT_TRUE(store_->AppendJournal(kAgent, Entries(1, 3, lease_.epoch), lease_).ok());
+  EXPECT_EQ(store_->AppendJournal(kAgent, Entries(3, 1, lease_.epoch), lease_).code(),
+            StatusCode::kAlreadyExists);
+  // A checkpoint put compacts entries up to 3 in its transaction.
+  auto sealed = Seal(testing::MakeCheckpoint(kAgent, 1));
+  ASSERT_TRUE(sealed.ok());
+  PutOptions opts;
+  opts.lease = lease_;
+  opts.journal_compact_through = 3;
+  auto put = store_->Put(*sealed, opts);
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_EQ(put->journal_compacted, 3);
+  EXPECT_EQ(store_->GetJournalStats(kAgent)->entries, 0);
+  EXPECT_EQ(store_->GetJournalStats(kAgent)->last_sequence, 3);
+  EXPECT_EQ(store_->AppendJournal(kAgent, Entries(2, 1, lease_.epoch), lease_).code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_TRUE(store_->AppendJournal(kAgent, Entries(4, 1, lease_.epoch), lease_).ok());
+}
+
+TEST_F(SqliteJournalTest, RejectsEntriesThatAreNotConsecutiveOrNotTheAgents) {
+  auto entries = Entries(1, 3, lease_.epoch);
+  entries.erase(entries.begin() + 1);
+  EXPECT_EQ(store_->AppendJournal(kAgent, entries, lease_).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->AppendJournal("other-agent", Entries(1, 1, 1), std::nullopt).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(store_->ReadJournal(kAgent, 0)->empty());
+}
+
+}  // namespace
+}  // namespace agentckpt
