@@ -25,16 +25,24 @@ nlohmann::json RestoreResult::EventJson() const {
                   {"reason", s.reason}});
   }
   j["skipped"] = std::move(sk);
+  if (expired) {
+    j["expired"] = {{"checkpointId", expired->checkpoint_id},
+                    {"sequenceNumber", expired->sequence_number},
+                    {"reason", expired->reason}};
+  }
   j["handled"] = handled;
   j["pending"] = pending;
   j["replayed"] = replayed;
   j["truncated"] = truncated;
+  j["lost"] = lost;
+  if (!replay_partial.empty()) j["replayPartial"] = replay_partial;
   if (!replay_error.empty()) j["replayError"] = replay_error;
   j["workspaceStashed"] = workspace_stashed;
   if (workspace_stashed) {
     j["stashMessage"] = stash_message;
     j["stashCommit"] = stash_commit;
   }
+  if (workspace_conflict_left) j["workspaceChangesLeft"] = true;
   if (!workspace_error.empty()) j["workspaceError"] = workspace_error;
   if (!status_error.empty()) j["statusError"] = status_error;
   j["promptTokens"] = prompt_tokens;

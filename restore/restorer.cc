@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/time_format.h"
 #include "restore/prompt_builder.h"
 #include "restore/workspace_conflict.h"
 #include "workspace/git_workspace.h"
@@ -55,7 +56,8 @@ Restorer::Restorer(Env* env, CheckpointStore* store, ReplaySource* replay, Resto
                    RestoreOptions options)
     : env_(env), store_(store), replay_(replay), events_(events), options_(std::move(options)) {}
 
-StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLatest* preloaded) {
+StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLatest* preloaded,
+                                      WorkspaceAction workspace) {
   std::lock_guard<std::mutex> lock(mu_);
   PhaseClock clock(env_);
   const int64_t started_unix_ms = env_->NowUnixMillis();
@@ -79,7 +81,15 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
   } else {
     latest = store_->GetLatestVerified(agent_id);
   }
-  if (latest.ok()) {
+  if (latest.ok() && latest->checkpoint.expire_at_ms > 0 &&
+      latest->checkpoint.expire_at_ms <= started_unix_ms) {
+    // Past its expireAt (CKPT_TTL_DAYS): never used, even before the sweep deletes it. Older
+    // checkpoints expired earlier still, so this is a cold start.
+    const Checkpoint& old = latest->checkpoint;
+    r.expired = SkippedCheckpoint{old.checkpoint_id, old.sequence_number,
+                                  "expired at " + FormatRfc3339Millis(old.expire_at_ms)};
+    r.cold_start = true;
+  } else if (latest.ok()) {
     cp = std::move(latest->checkpoint);
     r.skipped = std::move(latest->skipped);
     if (options_.redact) {
@@ -118,6 +128,8 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
         r.pending = replay->pending_count;
         r.replayed = replay->messages.size();
         r.truncated = replay->truncated;
+        r.lost = replay->lost;
+        if (replay->partial) r.replay_partial = replay->partial_reason;
       } else {
         r.replay_error = read.status().ToString();
       }
@@ -125,7 +137,8 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
   }
   r.timings.replay_ms = clock.Lap();
 
-  // Workspace: read it; stash uncommitted changes the checkpoint does not account for.
+  // Workspace: read it. Only the agent's own start (kStashConflicts) stashes uncommitted
+  // changes the checkpoint does not account for; any other run leaves the tree as it is.
   std::optional<Workspace> ws_now;
   if (!options_.workspace_dir.empty()) {
     auto ws = ReadWorkspace(options_.workspace_dir);
@@ -133,7 +146,10 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
       r.workspace_error = ws.status().ToString();
     } else {
       ws_now = std::move(ws).value();
-      if (cp && live && WorkspaceConflicts(*ws_now, cp->workspace)) {
+      const bool conflict = cp && WorkspaceConflicts(*ws_now, cp->workspace);
+      const bool stash = live && workspace == WorkspaceAction::kStashConflicts;
+      r.workspace_conflict_left = conflict && !stash;
+      if (conflict && stash) {
         std::string message = StashMessageFor(cp->checkpoint_id, cp->sequence_number);
         auto stash = StashChanges(options_.workspace_dir, message);
         if (stash.ok()) {
@@ -162,6 +178,7 @@ StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLate
   in.workspace_now = ws_now;
   in.workspace_error = r.workspace_error;
   in.workspace_stashed = r.workspace_stashed;
+  in.workspace_conflict_left = r.workspace_conflict_left;
   in.stash_message = r.stash_message;
   in.stash_commit = r.stash_commit;
   PromptOptions popts;

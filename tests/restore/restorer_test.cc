@@ -62,6 +62,30 @@ TEST_F(RestorerTest, APreloadedCheckpointIsUsedWithoutLoadingAgain) {
                                                       "status:active@active", "restored@active"}));
 }
 
+// A checkpoint past its expireAt (CKPT_TTL_DAYS) is never restored, even while the store still
+// holds it: a cold start that names it.
+TEST_F(RestorerTest, AnExpiredCheckpointIsNeverUsed) {
+  Checkpoint cp = Put(3);
+  env_.SetUnixMillis(cp.expire_at_ms);  // expireAt is "at or before now"
+  auto r = Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->cold_start);
+  EXPECT_EQ(r->checkpoint_id, "");
+  EXPECT_EQ(replay_->calls, 0);
+  ASSERT_TRUE(r->expired.has_value());
+  EXPECT_EQ(r->expired->checkpoint_id, cp.checkpoint_id);
+  EXPECT_NE(r->prompt.find("cold start"), std::string::npos);
+  nlohmann::json ev = events_->restored().at(0);
+  EXPECT_EQ(ev["coldStart"], true);
+  EXPECT_EQ(ev["expired"]["sequenceNumber"], 3);
+  // A millisecond earlier it is used.
+  env_.SetUnixMillis(cp.expire_at_ms - 1);
+  auto before = Run();
+  ASSERT_TRUE(before.ok());
+  EXPECT_FALSE(before->cold_start);
+  EXPECT_EQ(before->sequence_number, 3);
+}
+
 TEST_F(RestorerTest, UsesTheLatestCheckpointReplaysAndGoesRecoveringThenActive) {
   Put(1);
   Put(2);
