@@ -354,7 +354,9 @@ StatusOr<ReplayResult> JetStreamReplaySource::ReadSince(const NatsPosition& posi
   if (!read.ok()) {
     if (read.code() != StatusCode::kDeadlineExceeded) return read;
     result.partial = true;
-    result.partial_reason = read.message();
+    result.partial_reason = "the read deadline (" + std::to_string(read_deadline_.count()) +
+                            " ms) passed after " + std::to_string(messages_read) + " of " +
+                            std::to_string(total) + " messages: " + read.message();
   }
   return result;
 }

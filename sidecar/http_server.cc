@@ -286,11 +286,11 @@ Status HttpServer::Start() {
   return OkStatus();
 }
 
-void HttpServer::Drain() {
+void HttpServer::Drain(int64_t wait_ms) {
   if (!listener_) return;
   std::unique_lock<std::mutex> lock(in_flight_->mu);
   in_flight_->closing = true;
-  if (!in_flight_->cv.wait_for(lock, std::chrono::seconds(2),
+  if (!in_flight_->cv.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(0, wait_ms)),
                                [this] { return in_flight_->in_progress == 0; })) {
     LogWarn("http replies still in progress after the drain",
             {{"inProgress", in_flight_->in_progress}});

@@ -24,9 +24,10 @@ class HttpServer {
   // Starts listening. kUnavailable if the address cannot be bound (e.g. in use).
   Status Start();
   // Stops serving without closing the listener: requests arriving from now on are answered 503
-  // UNAVAILABLE at once, and it waits (at most 2 s) until every reply in progress has been sent.
+  // UNAVAILABLE at once, and it waits (at most `wait_ms`) until every reply in progress has been
+  // sent.
   // For a process about to exit, which need not close anything.
-  void Drain();
+  void Drain(int64_t wait_ms = 2000);
   // Drain(), then closes the listener and every connection (idempotent); waits (at most 2 s)
   // for the connection threads to end.
   void Stop();

@@ -62,10 +62,14 @@ nlohmann::json ReadinessProbe::Current() {
   nlohmann::json out = state_->last.is_object() ? state_->last : nlohmann::json::object();
   if (state_->running_since_micros >= 0) {
     const int64_t running_ms = (env_->NowMonotonicMicros() - state_->running_since_micros) / 1000;
-    if (running_ms > options_.stall_after_ms || !state_->last.is_object()) {
+    if (running_ms > options_.stall_after_ms) {
       out["ready"] = false;
       out["reason"] = "the readiness check (store ping, writer, lease) has not returned for " +
                       std::to_string(running_ms) + " ms: the store is slow or stalled";
+    } else if (!state_->last.is_object()) {
+      out["ready"] = false;
+      out["reason"] =
+          "the first readiness check has been running for " + std::to_string(running_ms) + " ms";
     }
   }
   if (!out.contains("ready")) {

@@ -51,21 +51,40 @@ Status PublishAsync(jsCtx* js, const std::string& subject, int n) {
   return OkStatus();
 }
 
-// A durable on `stream` whose ack floor is `floor` (deliver from floor + 1, nothing delivered).
+// A durable on `stream` (ack policy all) whose ack floor is `floor`: it fetches the first
+// `floor` messages in batches and acknowledges the last of each batch, which acknowledges all
+// before it.
 Status CreateDurableAt(jsCtx* js, const std::string& stream, const std::string& filter,
                        uint64_t floor) {
   jsConsumerConfig c;
   jsConsumerConfig_Init(&c);
   c.Durable = "agent";
-  c.AckPolicy = js_AckExplicit;
-  c.DeliverPolicy = js_DeliverByStartSequence;
-  c.OptStartSeq = floor + 1;
+  c.AckPolicy = js_AckAll;
   c.FilterSubject = filter.c_str();
   jsConsumerInfo* ci = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_AddConsumer(&ci, js, stream.c_str(), &c, nullptr, &jerr);
   jsConsumerInfo_Destroy(ci);
   if (s != NATS_OK) return UnavailableError(std::string("consumer: ") + natsStatus_GetText(s));
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = stream.c_str();
+  so.Consumer = "agent";
+  natsSubscription* sub = nullptr;
+  s = js_PullSubscribe(&sub, js, nullptr, "agent", nullptr, &so, &jerr);
+  if (s != NATS_OK) return UnavailableError(std::string("bind: ") + natsStatus_GetText(s));
+  uint64_t acked = 0;
+  while (s == NATS_OK && acked < floor) {
+    natsMsgList list;
+    const int batch = static_cast<int>(std::min<uint64_t>(500, floor - acked));
+    s = natsSubscription_Fetch(&list, sub, batch, 10000, &jerr);
+    if (s != NATS_OK || list.Count == 0) break;
+    s = natsMsg_AckSync(list.Msgs[list.Count - 1], nullptr, &jerr);
+    acked += static_cast<uint64_t>(list.Count);
+    natsMsgList_Destroy(&list);
+  }
+  natsSubscription_Destroy(sub);
+  if (s != NATS_OK) return UnavailableError(std::string("ack: ") + natsStatus_GetText(s));
   return OkStatus();
 }
 
@@ -98,7 +117,9 @@ int Run(int runs) {
     }
     // The checkpoint: the 16k fixture at the stream's start (everything after it is backlog).
     Checkpoint cp = testing::LoadFixtureCheckpoint("checkpoint-16k.json");
-    cp.agent_id = kAgent;
+    const std::string agent = std::string(kAgent) + "-" + std::to_string(backlog);
+    cp.agent_id = agent;
+    cp.checkpoint_id[0] = static_cast<char>('a' + p99s.size());  // one id per backlog
     cp.sequence_number = backlog;
     cp.timestamp_ms = Env::Default()->NowUnixMillis();
     cp.nats_position = NatsPosition{stream, "agent", 0, static_cast<uint64_t>(backlog)};
@@ -114,7 +135,7 @@ int Run(int runs) {
     Restorer restorer(Env::Default(), store->get(), &replay, nullptr, options);
     Latencies total, replay_phase;
     for (int i = 0; i < runs + 5; ++i) {  // the first 5 warm up
-      auto r = restorer.Run(kAgent);
+      auto r = restorer.Run(agent);
       if (!r.ok()) return Fail(r.status().ToString());
       if (!r->replay_error.empty() || r->replayed != 50 || r->pending != 30 ||
           r->handled != static_cast<uint64_t>(backlog - 30)) {

@@ -421,7 +421,8 @@ TEST_F(JetStreamReplayTest, PastTheReadDeadlineKeepsWhatWasReadWithHonestCounts)
     auto result = source.ReadSince(Position(0), 1000, 16);
     EXPECT_EQ(StreamState(), stream_before) << budget_s;  // the replay consumers are gone
     if (!result.ok()) {
-      EXPECT_EQ(result.status().code(), StatusCode::kDeadlineExceeded) << result.status();
+      EXPECT_EQ(result.status().code(), StatusCode::kDeadlineExceeded)
+          << result.status().ToString();
       EXPECT_EQ(partial + complete, 0) << "a longer budget failed after a shorter one worked";
       ++failed;
       continue;
@@ -431,7 +432,8 @@ TEST_F(JetStreamReplayTest, PastTheReadDeadlineKeepsWhatWasReadWithHonestCounts)
     EXPECT_EQ(result->truncated, kCount - result->messages.size());
     if (result->partial) {
       ++partial;
-      EXPECT_LT(result->messages.size(), 1000u);
+      EXPECT_LT(result->messages_read, static_cast<uint64_t>(kCount));  // not all were read
+      EXPECT_LE(result->messages.size(), 1000u);
       EXPECT_NE(result->partial_reason.find("deadline"), std::string::npos)
           << result->partial_reason;
       for (size_t i = 1; i < result->messages.size(); ++i) {
@@ -524,9 +526,9 @@ TEST_F(JetStreamReplayTest, SeveralFilterSubjectsAreRefusedNotReplayedUnfiltered
   p.consumer_name = "agent";
   p.last_acked_sequence = 2;
   auto result = source.ReadSince(p, 50, 100);
-  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition) << result.status();
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition) << result.status().ToString();
   EXPECT_NE(result.status().message().find("2 filter subjects (in.a.>, in.b.>)"), std::string::npos)
-      << result.status();
+      << result.status().ToString();
   natsSubscription_Destroy(sub);
   natsConnection_Close(nc);
   natsConnection_Destroy(nc);

@@ -86,6 +86,27 @@ TEST_F(RestorerTest, AnExpiredCheckpointIsNeverUsed) {
   EXPECT_EQ(before->sequence_number, 3);
 }
 
+// Messages the stream no longer holds, and a replay cut by its deadline, are said in the prompt
+// and in checkpoint.restored, with the counts the replay gave.
+TEST_F(RestorerTest, LostMessagesAndAPartialReplayAreSaid) {
+  Put(3);
+  replay_->result = MakeReplay(5, 3, 300);
+  replay_->result.lost = 4;
+  replay_->result.partial = true;
+  replay_->result.partial_reason = "the read deadline (5000 ms) passed after 8 of 20 messages";
+  auto r = Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->lost, 4u);
+  EXPECT_NE(r->prompt.find("MESSAGES LOST: the stream no longer holds 4 messages"),
+            std::string::npos)
+      << r->prompt;
+  EXPECT_NE(r->prompt.find("REPLAY PARTIAL"), std::string::npos);
+  nlohmann::json ev = events_->restored().at(0);
+  EXPECT_EQ(ev["lost"], 4);
+  EXPECT_EQ(ev["replayPartial"], replay_->result.partial_reason);
+  EXPECT_EQ(ev["handled"], r->handled);
+}
+
 TEST_F(RestorerTest, UsesTheLatestCheckpointReplaysAndGoesRecoveringThenActive) {
   Put(1);
   Put(2);

@@ -52,7 +52,8 @@ TEST(ReadinessProbeTest, AnswersFreshlyAndNeverWaitsOnAStuckCheck) {
   env.AdvanceMicros(2001 * 1000);
   nlohmann::json stalled = probe.Current();
   EXPECT_EQ(stalled["ready"], false);
-  EXPECT_NE(stalled["reason"].get<std::string>().find("stalled"), std::string::npos) << stalled;
+  EXPECT_NE(stalled["reason"].get<std::string>().find("stalled"), std::string::npos)
+      << stalled.dump();
   // When it returns, its answer is the next one.
   check.Block(false);
   nlohmann::json after = probe.Current();

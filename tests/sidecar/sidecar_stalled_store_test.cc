@@ -47,7 +47,8 @@ TEST_F(SidecarStalledStoreTest, ProbesAnswerAndShutdownSaysWhatWasNotSaved) {
   std::thread stalled_write([&] { HttpCall(port_, "POST", "/v1/checkpoints", "{}"); });
   std::vector<double> healthz_ms;
   bool not_ready_said = false;
-  for (int i = 0; i < 400 && !not_ready_said; ++i) {
+  // At least 200 probes (about 2 s and more) and until /readyz reports the stall (after 2 s).
+  for (int i = 0; i < 1000 && (!not_ready_said || healthz_ms.size() < 200); ++i) {
     HttpReply health;
     healthz_ms.push_back(TimedMs([&] { health = HttpCall(port_, "GET", "/healthz"); }));
     ASSERT_EQ(health.status, 200) << health.body;
