@@ -143,7 +143,12 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
         env, [nats, stream, consumer] { return nats->ReadConsumerPosition(stream, consumer); },
         PositionCacheOptions{});
     PositionCache* positions = s->positions_.get();
-    position = [positions] { return positions->Get(); };
+    // While NATS is down nothing is served from the cache: the writer then uses (and counts) the
+    // last known position, as for a failed read.
+    position = [positions, nats]() -> StatusOr<NatsPosition> {
+      if (!nats->Connected()) return UnavailableError("nats not connected");
+      return positions->Get();
+    };
   }
   WorkspaceReader workspace;
   if (!config.workspace_dir.empty()) {
