@@ -49,17 +49,9 @@ std::unique_ptr<CheckpointStore> ReopenFirestoreStore(const std::string& /*temp_
   return OpenEmulatorStore(g_emulator->host_port(), LastProject());
 }
 
-// The stored document's sequenceNumber becomes a string value, through the emulator's REST API.
 void DamageFirestoreSequence(const std::string& /*temp_dir*/, const std::string& agent,
                              const std::string& checkpoint_id) {
-  ASSERT_NE(g_emulator, nullptr);
-  std::string doc = "/v1/projects/" + LastProject() +
-                    "/databases/(default)/documents/checkpoints/" + agent + "/snapshots/" +
-                    checkpoint_id;
-  auto r = g_emulator->Request("PATCH", doc + "?updateMask.fieldPaths=sequenceNumber",
-                               R"({"fields":{"sequenceNumber":{"stringValue":"damaged"}}})");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->first, 200) << r->second;
+  DamageSnapshotSequence(g_emulator, LastProject(), agent, checkpoint_id);
 }
 
 INSTANTIATE_TEST_SUITE_P(Firestore, StoreContractTest,

@@ -19,14 +19,9 @@ std::unique_ptr<CheckpointStore> OpenSqliteStore(const std::string& temp_dir) {
   return std::move(store).value();
 }
 
-// The stored document's sequenceNumber becomes a string (the row keeps its sequence column).
 void DamageSqliteSequence(const std::string& temp_dir, const std::string& /*agent*/,
                           const std::string& checkpoint_id) {
-  RawSqlite db(temp_dir + "/db/checkpoints.db");
-  db.Exec(
-      "UPDATE checkpoints SET document = CAST(json_set(CAST(document AS TEXT), "
-      "'$.sequenceNumber', 'damaged') AS BLOB) WHERE checkpoint_id = '" +
-      checkpoint_id + "'");
+  DamageStoredSequence(temp_dir + "/db/checkpoints.db", checkpoint_id);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreContractTest,
