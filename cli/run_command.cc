@@ -19,13 +19,13 @@
 namespace agentckpt {
 namespace {
 
-constexpr int kShutdownBudgetMs = 5000;
-
-// Bounds the shutdown: if it is not done in time, log and leave with exit code 1.
-void StartShutdownWatchdog() {
-  std::thread([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(kShutdownBudgetMs - 200));
-    LogError("shutdown exceeded its budget; exiting", {{"budgetMs", kShutdownBudgetMs}});
+// Bounds the shutdown (CKPT_SHUTDOWN_BUDGET_S): if it is not done in time, log and leave with
+// exit code 1. Shutdown() itself stops waiting for the store before this.
+void StartShutdownWatchdog(int budget_s) {
+  const int budget_ms = budget_s * 1000;
+  std::thread([budget_ms] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(budget_ms - 200));
+    LogError("shutdown exceeded its budget; exiting", {{"budgetMs", budget_ms}});
     std::fflush(stdout);
     ::_exit(1);
   }).detach();
@@ -83,7 +83,7 @@ int RunSidecarMain(const std::map<std::string, std::string>& flags) {
       int sig = 0;
       sigwait(&signals, &sig);
       LogInfo("shutdown requested", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-      StartShutdownWatchdog();
+      StartShutdownWatchdog(config->shutdown_budget_s);
       Status stopped = (*sidecar)->Shutdown();
       // Everything durable is written and NATS is flushed and closed: leave now, without
       // tearing down the HTTP listener under clients that may still be connected.

@@ -31,7 +31,9 @@ std::string AllowedMethods(const std::string& path) {
     return "GET";
   }
   if (path == "/v1/context") return "GET, PUT, PATCH";
-  if (path == "/v1/tool-calls" || path == "/v1/restore") return "POST";
+  if (path == "/v1/tool-calls" || path == "/v1/restore" || path == "/v1/agent-start") {
+    return "POST";
+  }
   if (path == "/v1/checkpoints") return "GET, POST";
   if (path.rfind(kCheckpointsPrefix, 0) == 0 && path.size() > sizeof(kCheckpointsPrefix) - 1 &&
       path.find('/', sizeof(kCheckpointsPrefix) - 1) == std::string::npos) {
@@ -166,9 +168,10 @@ ApiResponse ApiRouter::Route(const ApiRequest& req) {
   if (p.rfind(kCheckpointsPrefix, 0) == 0 && m == "GET") {
     return GetCheckpoint(p.substr(sizeof(kCheckpointsPrefix) - 1));
   }
-  if (p == "/v1/restore" && m == "POST") {
-    if (!deps_.restore.run) return Error(503, "UNAVAILABLE", "restore is not available");
-    auto result = deps_.restore.run();
+  if ((p == "/v1/restore" || p == "/v1/agent-start") && m == "POST") {
+    const auto& run = p == "/v1/restore" ? deps_.restore.run : deps_.restore.agent_start;
+    if (!run) return Error(503, "UNAVAILABLE", "restore is not available");
+    auto result = run();
     if (!result.ok()) return FromStatus(result.status());
     return JsonResponse(200, *result);
   }

@@ -41,8 +41,12 @@ struct ApiResponse {
 // The restore operations, provided by the restore part when it is built in. An empty function
 // makes its endpoint answer 503 UNAVAILABLE.
 struct RestoreHooks {
-  // Runs a restore now; the JSON of the result (prompt and metadata).
+  // Runs a restore now that never changes the agent's working tree (POST /v1/restore); the JSON
+  // of the result (prompt and metadata).
   std::function<StatusOr<nlohmann::json>()> run;
+  // The agent's own start (POST /v1/agent-start): a restore that may stash uncommitted changes
+  // the checkpoint does not account for; the same JSON.
+  std::function<StatusOr<nlohmann::json>()> agent_start;
   // The last restoration's JSON; kNotFound when none has run.
   std::function<StatusOr<nlohmann::json>()> last;
 };

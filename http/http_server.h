@@ -1,6 +1,8 @@
-// HttpServer: serves an ApiRouter on HOST:PORT with cpprestsdk's http_listener. A body whose
-// Content-Length exceeds the router's limit is answered 413 without being read; a chunked body
-// is read and then checked. cpprestsdk exceptions never leave this class.
+// HttpServer: serves an ApiRouter on HOST:PORT over HTTP/1.1 (Boost.Beast, blocking sockets, one
+// thread per connection, keep-alive). A body over the limit is answered 413 and the connection
+// closed before more than the limit is read: a Content-Length over it is refused as soon as the
+// header is read, and a chunked body as soon as a chunk header takes the total over it (no byte
+// of that chunk is read). Library exceptions never leave this class.
 #pragma once
 
 #include <memory>
@@ -8,10 +10,6 @@
 
 #include "common/status.h"
 #include "http/api_router.h"
-
-namespace web::http::experimental::listener {
-class http_listener;
-}
 
 namespace agentckpt {
 
@@ -26,15 +24,16 @@ class HttpServer {
   // Starts listening. kUnavailable if the address cannot be bound (e.g. in use).
   Status Start();
   // Stops serving without closing the listener: requests arriving from now on are answered 503
-  // UNAVAILABLE at once, and it waits (at most 2 s) until every reply in progress has been sent.
-  // For a process about to exit: cpprestsdk's asio listener can crash in close() while clients
-  // keep their connections busy (seen under load), and an exiting process need not close it.
-  void Drain();
-  // Drain(), then closes the listener (idempotent). The listener object is kept until the server
-  // is destroyed.
+  // UNAVAILABLE at once, and it waits (at most `wait_ms`) until every reply in progress has been
+  // sent.
+  // For a process about to exit, which need not close anything.
+  void Drain(int64_t wait_ms = 2000);
+  // Drain(), then closes the listener and every connection (idempotent); waits (at most 2 s)
+  // for the connection threads to end.
   void Stop();
 
-  struct InFlight;  // requests in progress and the closing flag, shared with their replies
+  struct InFlight;  // requests in progress, connections and the closing flag, shared with them
+  struct Listener;  // the listening socket and its accept thread
 
  private:
   std::string host_;
@@ -42,13 +41,12 @@ class HttpServer {
   int64_t body_max_bytes_;
   ApiRouter* router_;
   std::shared_ptr<InFlight> in_flight_;
-  // Kept after close until the server is destroyed: connections cpprestsdk is still winding down
-  // may refer to it.
-  std::unique_ptr<web::http::experimental::listener::http_listener> listener_;
+  std::unique_ptr<Listener> listener_;
   bool closed_ = false;
 };
 
-// Sizes cpprestsdk's shared thread pool; call before the first HttpServer or client is made.
+// Sizes cpprestsdk's shared thread pool (the Firestore client's); call before the first client
+// is made.
 void ConfigureHttpThreads(size_t threads);
 
 }  // namespace agentckpt

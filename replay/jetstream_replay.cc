@@ -1,11 +1,14 @@
 #include "replay/jetstream_replay.h"
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "common/status_macros.h"
 #include "nats/nats_handles.h"
+#include "replay/jetstream_info.h"
 #include "replay/replay_window.h"
 
 namespace agentckpt {
@@ -22,6 +25,9 @@ constexpr int64_t kMinFetchBytes = int64_t{4} << 20;
 constexpr int64_t kEphemeralInactiveNanos = int64_t{10} * 1000 * 1000 * 1000;
 constexpr int64_t kCleanupWaitMillis = 1000;
 constexpr const char* kEphemeralDescription = "agentckpt dry-run replay (read only)";
+// The tail reader holds between max_messages and kTailSlack * max_messages messages.
+constexpr uint64_t kTailSlack = 4;
+constexpr int kMaxTailProbes = 16;
 
 // The end of one ReadSince call on the monotonic clock.
 class Deadline {
@@ -39,6 +45,15 @@ class Deadline {
     jsOptions_Init(&opts);
     opts.Wait = std::max<int64_t>(1, RemainingMillis());
     return opts;
+  }
+  // Options whose API wait is the time left, reading the clock once; false when none is left
+  // (then nothing must be sent: a request that creates something must not outlive the call).
+  bool OptionsIfLeft(jsOptions* opts) const {
+    const int64_t left = RemainingMillis();
+    if (left == 0) return false;
+    jsOptions_Init(opts);
+    opts->Wait = left;
+    return true;
   }
 
  private:
@@ -87,38 +102,6 @@ bool IsWorkQueueRefusal(jsErrCode jerr) {
          jerr == JSConsumerWQConsumerNotDeliverAllErr;
 }
 
-// The agent's durable consumer as seen right now.
-struct DurableView {
-  std::string filter_subject;  // empty: the whole stream
-  uint64_t ack_floor = 0;      // stream sequence
-  // True when the durable proves nothing matching came after the checkpoint's
-  // lastAckedSequence: it has nothing left to deliver and has delivered nothing past it.
-  bool nothing_after = false;
-};
-
-StatusOr<DurableView> ReadDurable(jsCtx* js, const NatsPosition& position,
-                                  const Deadline& deadline) {
-  jsErrCode jerr = static_cast<jsErrCode>(0);
-  jsOptions opts = deadline.Options();
-  jsConsumerInfo* ci_raw = nullptr;
-  natsStatus s = js_GetConsumerInfo(&ci_raw, js, position.stream_name.c_str(),
-                                    position.consumer_name.c_str(), &opts, &jerr);
-  ConsumerInfoPtr ci(ci_raw);
-  if (s != NATS_OK) {
-    return FromNats(
-        s, jerr,
-        "consumer '" + position.consumer_name + "' of stream '" + position.stream_name + "'",
-        deadline);
-  }
-  DurableView view;
-  if (ci->Config != nullptr && ci->Config->FilterSubject != nullptr) {
-    view.filter_subject = ci->Config->FilterSubject;
-  }
-  view.ack_floor = ci->AckFloor.Stream;
-  view.nothing_after = ci->NumPending == 0 && ci->Delivered.Stream <= position.last_acked_sequence;
-  return view;
-}
-
 // The short-lived consumer the messages are read through; deleted on destruction.
 class EphemeralReader {
  public:
@@ -136,25 +119,28 @@ class EphemeralReader {
   EphemeralReader(const EphemeralReader&) = delete;
   EphemeralReader& operator=(const EphemeralReader&) = delete;
 
-  // Creates the consumer at `start_sequence` with `filter_subject` and binds a pull
-  // subscription to it. Returns how many matching messages it had when created.
+  // Creates the consumer at `start_sequence` with `filter_subject`. Returns how many matching
+  // messages it had when created (the stream's own count: nothing is read).
   StatusOr<uint64_t> Open(const std::string& filter_subject, uint64_t start_sequence,
                           const Deadline& deadline) {
-    jsConsumerConfig config;
-    jsConsumerConfig_Init(&config);
-    config.Description = kEphemeralDescription;
-    config.DeliverPolicy = js_DeliverByStartSequence;
-    config.OptStartSeq = start_sequence;
-    config.AckPolicy = js_AckNone;
-    config.FilterSubject = filter_subject.empty() ? nullptr : filter_subject.c_str();
-    config.InactiveThreshold = kEphemeralInactiveNanos;
-    config.MemoryStorage = true;
-    config.Replicas = 1;
+    jsConsumerConfig_Init(&config_);
+    filter_ = filter_subject;
+    config_.Description = kEphemeralDescription;
+    config_.DeliverPolicy = js_DeliverByStartSequence;
+    config_.OptStartSeq = start_sequence;
+    config_.AckPolicy = js_AckNone;
+    config_.FilterSubject = filter_.empty() ? nullptr : filter_.c_str();
+    config_.InactiveThreshold = kEphemeralInactiveNanos;
+    config_.MemoryStorage = true;
+    config_.Replicas = 1;
 
-    jsOptions opts = deadline.Options();
+    jsOptions opts;
+    if (!deadline.OptionsIfLeft(&opts)) {
+      return DeadlineExceededError("replay: read deadline exceeded");
+    }
     jsErrCode jerr = static_cast<jsErrCode>(0);
     jsConsumerInfo* ci_raw = nullptr;
-    natsStatus s = js_AddConsumer(&ci_raw, js_, stream_.c_str(), &config, &opts, &jerr);
+    natsStatus s = js_AddConsumer(&ci_raw, js_, stream_.c_str(), &config_, &opts, &jerr);
     ConsumerInfoPtr ci(ci_raw);
     if (s != NATS_OK) {
       Status status = FromNats(s, jerr, "create the replay consumer", deadline);
@@ -166,26 +152,36 @@ class EphemeralReader {
       return status;
     }
     name_ = ci->Name;
+    count_ = ci->NumPending + ci->Delivered.Consumer;
+    return count_;
+  }
 
+  // Binds a pull subscription to the consumer made by Open.
+  Status Subscribe(const Deadline& deadline) {
     jsSubOptions sub_opts;
     jsSubOptions_Init(&sub_opts);
     sub_opts.Stream = stream_.c_str();
     sub_opts.Consumer = name_.c_str();
-    sub_opts.Config = config;  // nats.c checks a bound consumer against the options it is given
-    opts = deadline.Options();
+    sub_opts.Config = config_;  // nats.c checks a bound consumer against the options it is given
+    jsOptions opts = deadline.Options();
+    jsErrCode jerr = static_cast<jsErrCode>(0);
     natsSubscription* sub_raw = nullptr;
-    s = js_PullSubscribe(&sub_raw, js_, nullptr, nullptr, &opts, &sub_opts, &jerr);
+    natsStatus s = js_PullSubscribe(&sub_raw, js_, nullptr, nullptr, &opts, &sub_opts, &jerr);
     sub_.reset(sub_raw);
     if (s != NATS_OK) return FromNats(s, jerr, "bind to the replay consumer", deadline);
-    return ci->NumPending + ci->Delivered.Consumer;
+    return OkStatus();
   }
 
+  uint64_t count() const { return count_; }
   natsSubscription* subscription() const { return sub_.get(); }
 
  private:
   jsCtx* js_;
   std::string stream_;
+  std::string filter_;
+  jsConsumerConfig config_;
   std::string name_;
+  uint64_t count_ = 0;
   SubscriptionPtr sub_;
 };
 
@@ -226,6 +222,51 @@ Status ReadMessages(natsConnection* connection, natsSubscription* sub, uint64_t 
   return OkStatus();
 }
 
+using ReaderPtr = std::unique_ptr<EphemeralReader>;
+
+// A reader created at `start` (see EphemeralReader::Open).
+StatusOr<ReaderPtr> OpenReader(jsCtx* js, const std::string& stream, const std::string& filter,
+                               uint64_t start, const Deadline& deadline) {
+  auto reader = std::make_unique<EphemeralReader>(js, stream);
+  RETURN_IF_ERROR(reader->Open(filter, start, deadline).status());
+  return reader;
+}
+
+// A reader near the end of the stream that holds at least `want` matching messages and, as far
+// as the stream allows, at most kTailSlack times as many. `all` starts at `from` (the message
+// after the checkpoint); the start is found by interpolation on the server's counts of probe
+// readers, assuming matching messages are spread evenly: one probe when they are, a few more
+// (at most kMaxTailProbes) when they are not. Probes not used are deleted.
+StatusOr<ReaderPtr> TailReader(jsCtx* js, const std::string& stream, const std::string& filter,
+                               ReaderPtr all, uint64_t from, uint64_t last_seq, uint64_t want,
+                               const Deadline& deadline) {
+  if (all->count() <= kTailSlack * want) return all;
+  // `a` starts at seq_a and holds more than kTailSlack * want; fewer than `want` are at seq_b on.
+  ReaderPtr a = std::move(all);
+  uint64_t seq_a = from, count_a = a->count();
+  uint64_t seq_b = last_seq + 1, count_b = 0;
+  for (int i = 0; i < kMaxTailProbes && seq_b - seq_a > 1 && count_a > count_b; ++i) {
+    const long double per_message =
+        static_cast<long double>(seq_b - seq_a) / static_cast<long double>(count_a - count_b);
+    const uint64_t back = static_cast<uint64_t>(
+        std::ceil(static_cast<long double>(2 * want - count_b) * per_message));
+    uint64_t start = seq_b > back ? seq_b - back : seq_a + 1;
+    start = std::clamp(start, seq_a + 1, seq_b - 1);
+    ASSIGN_OR_RETURN(ReaderPtr probe, OpenReader(js, stream, filter, start, deadline));
+    const uint64_t count = probe->count();
+    if (count >= want && count <= kTailSlack * want) return probe;
+    if (count > kTailSlack * want) {
+      a = std::move(probe);
+      seq_a = start;
+      count_a = count;
+    } else {
+      seq_b = start;
+      count_b = count;
+    }
+  }
+  return a;  // the nearest start found that holds enough; reading it is bounded by the deadline
+}
+
 }  // namespace
 
 JetStreamReplaySource::JetStreamReplaySource(natsConnection* connection,
@@ -249,18 +290,75 @@ StatusOr<ReplayResult> JetStreamReplaySource::ReadSince(const NatsPosition& posi
   natsStatus s = natsConnection_JetStream(&js_raw, connection_, &opts);
   JsCtxPtr js(js_raw);
   if (s != NATS_OK) return FromNats(s, static_cast<jsErrCode>(0), "JetStream context", deadline);
+  const std::string& stream = position.stream_name;
 
-  ASSIGN_OR_RETURN(DurableView durable, ReadDurable(js.get(), position, deadline));
-  ReplayWindow window(durable.ack_floor, max_messages, max_body_bytes);
-  if (durable.nothing_after) return window.TakeResult();
-
-  {
-    EphemeralReader reader(js.get(), position.stream_name);
-    ASSIGN_OR_RETURN(uint64_t expected, reader.Open(durable.filter_subject,
-                                                    position.last_acked_sequence + 1, deadline));
-    RETURN_IF_ERROR(ReadMessages(connection_, reader.subscription(), expected, deadline, &window));
+  ASSIGN_OR_RETURN(DurableInfo durable, ReadDurableInfo(connection_, stream, position.consumer_name,
+                                                        deadline.Options().Wait));
+  if (durable.filter_subjects.size() > 1) {
+    std::string list;
+    for (const std::string& f : durable.filter_subjects) list += (list.empty() ? "" : ", ") + f;
+    return FailedPreconditionError(
+        "replay: consumer '" + position.consumer_name + "' has " +
+        std::to_string(durable.filter_subjects.size()) + " filter subjects (" + list +
+        "); this replay reads through one filter subject (nats-server 2.9 / nats.c 3.4), so it "
+        "refuses rather than replay the stream unfiltered");
   }
-  return window.TakeResult();
+  const std::string filter = durable.filter_subjects.empty() ? "" : durable.filter_subjects[0];
+  ASSIGN_OR_RETURN(StreamState state,
+                   ReadStreamState(connection_, stream, deadline.Options().Wait));
+  const uint64_t from = position.last_acked_sequence + 1;
+  ReplayWindow window(durable.ack_floor, max_messages, max_body_bytes);
+  const uint64_t lost = state.first_seq > from ? state.first_seq - from : 0;
+  const bool nothing_after =
+      from > state.last_seq ||
+      (durable.num_pending == 0 && durable.delivered_stream <= position.last_acked_sequence);
+  if (nothing_after) {
+    ReplayResult empty = window.TakeResult();
+    empty.lost = lost;
+    return empty;
+  }
+
+  // The counts come from the server's own counts (readers created at the checkpoint and at the
+  // ack floor), not from reading: the cost does not grow with the backlog.
+  ASSIGN_OR_RETURN(ReaderPtr all, OpenReader(js.get(), stream, filter, from, deadline));
+  const uint64_t total = all->count();
+  uint64_t pending = total;
+  if (durable.ack_floor >= from) {
+    pending = 0;
+    if (durable.ack_floor < state.last_seq) {
+      ASSIGN_OR_RETURN(ReaderPtr above,
+                       OpenReader(js.get(), stream, filter, durable.ack_floor + 1, deadline));
+      pending = std::min(above->count(), total);
+    }
+  }
+
+  // Then only the newest messages are read, through a reader near the tail.
+  Status read = OkStatus();
+  if (max_messages > 0 && total > 0) {
+    StatusOr<ReaderPtr> tail = TailReader(js.get(), stream, filter, std::move(all), from,
+                                          state.last_seq, max_messages, deadline);
+    read = tail.status();
+    if (read.ok()) read = (*tail)->Subscribe(deadline);
+    if (read.ok()) {
+      read =
+          ReadMessages(connection_, (*tail)->subscription(), (*tail)->count(), deadline, &window);
+    }
+  }
+  const uint64_t messages_read = window.seen();
+  ReplayResult result = window.TakeResult();
+  result.messages_read = messages_read;
+  result.handled_count = total - pending;
+  result.pending_count = pending;
+  result.truncated = total > result.messages.size() ? total - result.messages.size() : 0;
+  result.lost = lost;
+  if (!read.ok()) {
+    if (read.code() != StatusCode::kDeadlineExceeded) return read;
+    result.partial = true;
+    result.partial_reason = "the read deadline (" + std::to_string(read_deadline_.count()) +
+                            " ms) passed after " + std::to_string(messages_read) + " of " +
+                            std::to_string(total) + " messages: " + read.message();
+  }
+  return result;
 }
 
 }  // namespace agentckpt

@@ -1,18 +1,19 @@
 // JetStreamReplaySource: the dry-run replay of an agent's JetStream inbox after a checkpoint.
 //
-// What it reads (and nothing else):
-//   1. Consumer info of position.consumerName on position.streamName: its filter subject, its
-//      current ack floor, and whether it has anything past lastAckedSequence at all (if it has
-//      delivered nothing past it and has nothing pending, the replay is empty and step 2 is
-//      skipped). The durable consumer is only looked at; no fetch, next, ack or update is ever
+// What it reads (and nothing else), docs/replay.md in full:
+//   1. The durable's consumer info and the stream's info, as JSON (replay/jetstream_info.h): its
+//      filter subject(s) (several are refused: never replayed unfiltered), its ack floor, and the
+//      stream's first/last sequence (messages after the checkpoint below the first one are
+//      lost, and counted). The durable is only looked at; no fetch, next, ack or update is ever
 //      sent to it, so its delivered and ack-floor sequences, num_pending, num_ack_pending,
 //      num_redelivered and num_waiting stay exactly as they were.
-//   2. The messages after lastAckedSequence that match that filter, read through a short-lived
-//      ephemeral pull consumer created for this call: deliver-by-start-sequence at
-//      lastAckedSequence + 1, the same filter subject, ack policy none, memory storage, one
-//      replica, and an inactivity threshold so the server removes it even if this process dies
-//      mid-read. It is deleted before ReadSince returns (whatever the outcome). The replay ends
-//      at the number of matching messages it had when created: later arrivals are left out.
+//   2. The counts, from short-lived ephemeral pull consumers (deliver-by-start-sequence, the
+//      durable's filter subject, ack policy none, memory storage, one replica, an inactivity
+//      threshold so the server removes them even if this process dies mid-read): one at
+//      lastAckedSequence + 1 (all since the checkpoint), one at the ack floor + 1 (pending).
+//   3. The newest messages only, through such a consumer started near the end of the stream
+//      (found by interpolation on the counts), so the cost does not grow with the backlog.
+//   Every ephemeral consumer is deleted before ReadSince returns (whatever the outcome).
 //
 // Why an ephemeral pull consumer, not an ordered push consumer or direct gets:
 //   - Direct get (js_DirectGetMsg) needs allow_direct on the stream, which the agent's stream
@@ -57,9 +58,10 @@ class JetStreamReplaySource : public ReplaySource {
 
   // See ReplaySource::ReadSince. Thread-safe (no mutable state; nats.c connections are
   // thread-safe). Errors: kNotFound (stream or consumer missing), kUnavailable (no connection,
-  // no JetStream responder), kDeadlineExceeded (past the read deadline), kFailedPrecondition
-  // (the server refused the ephemeral consumer, e.g. on a work-queue stream), kInternal
-  // (unexpected nats.c failure).
+  // no JetStream responder), kDeadlineExceeded (past the read deadline before the counts were
+  // known; later, a partial result), kFailedPrecondition (several filter subjects, or the server
+  // refused the ephemeral consumer, e.g. on a work-queue stream), kInternal (unexpected nats.c
+  // failure).
   StatusOr<ReplayResult> ReadSince(const NatsPosition& position, size_t max_messages,
                                    size_t max_body_bytes) override;
 

@@ -48,6 +48,9 @@ struct PromptInput {
   std::optional<Workspace> workspace_now;  // the working tree as found at restore time
   std::string workspace_error;             // why it could not be read, if it could not
   bool workspace_stashed = false;
+  // Uncommitted changes the checkpoint does not account for, left in place (not the agent's
+  // own start: see WorkspaceAction in restorer.h).
+  bool workspace_conflict_left = false;
   std::string stash_message;
   std::string stash_commit;  // hex id of the stash commit
 };

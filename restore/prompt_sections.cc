@@ -138,12 +138,31 @@ PromptSection WarningsSection(const PromptInput& in) {
         " since the checkpoint " + (in.replay->truncated == 1 ? "was" : "were") +
         " left out; only the newest " + std::to_string(in.replay->messages.size()) + " were read.");
   }
+  if (in.replay != nullptr && in.replay->lost > 0) {
+    w.push_back("MESSAGES LOST: the stream no longer holds " +
+                Plural(in.replay->lost, "message", "messages") +
+                " that arrived after the checkpoint (purged, or removed by the stream's age or "
+                "size limits); they cannot be replayed and may have been meant for you. Check "
+                "their senders for anything you must still do.");
+  }
+  if (in.replay != nullptr && in.replay->partial) {
+    w.push_back("REPLAY PARTIAL: the read deadline passed; only " +
+                std::to_string(in.replay->messages.size()) +
+                " of the messages since the checkpoint could be read and are shown. The "
+                "handled and pending counts are complete.");
+  }
   if (in.workspace_stashed) {
     w.push_back(
         "WORKSPACE STASHED: the working tree had uncommitted changes that differ from the "
         "checkpoint; they were stashed as " +
         ShortHash(in.stash_commit) + " with message " + Quote(in.stash_message) +
         ". Inspect them with `git stash show -p` and decide whether to `git stash pop`.");
+  }
+  if (in.workspace_conflict_left) {
+    w.push_back(
+        "WORKSPACE CHANGED: the working tree has uncommitted changes that the checkpoint does "
+        "not account for; they were left in place. Review them (`git status`, `git diff`) "
+        "before you continue.");
   }
   if (!in.workspace_error.empty()) {
     w.push_back("WORKSPACE UNKNOWN: the working tree could not be read (" +

@@ -25,16 +25,24 @@ nlohmann::json RestoredEventPayload(const RestoreResult& r) {
                   {"reason", s.reason}});
   }
   j["skipped"] = std::move(sk);
+  if (r.expired) {
+    j["expired"] = {{"checkpointId", r.expired->checkpoint_id},
+                    {"sequenceNumber", r.expired->sequence_number},
+                    {"reason", r.expired->reason}};
+  }
   j["handled"] = r.handled;
   j["pending"] = r.pending;
   j["replayed"] = r.replayed;
   j["truncated"] = r.truncated;
+  j["lost"] = r.lost;
+  if (!r.replay_partial.empty()) j["replayPartial"] = r.replay_partial;
   if (!r.replay_error.empty()) j["replayError"] = r.replay_error;
   j["workspaceStashed"] = r.workspace_stashed;
   if (r.workspace_stashed) {
     j["stashMessage"] = r.stash_message;
     j["stashCommit"] = r.stash_commit;
   }
+  if (r.workspace_conflict_left) j["workspaceChangesLeft"] = true;
   if (!r.workspace_error.empty()) j["workspaceError"] = r.workspace_error;
   if (!r.status_error.empty()) j["statusError"] = r.status_error;
   if (!r.journal.empty()) j["journal"] = r.journal;

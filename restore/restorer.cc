@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "common/time_format.h"
 #include "restore/prompt_builder.h"
 #include "restore/workspace_conflict.h"
 #include "workspace/git_workspace.h"
@@ -71,12 +72,15 @@ struct Restorer::RunState {
   std::optional<Checkpoint> cp;
   std::optional<ReplayResult> replay;
   std::optional<Workspace> ws_now;
+  WorkspaceAction workspace = WorkspaceAction::kLeave;  // whether the workspace step may stash
   RestoreResult r;
 };
 
-StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLatest* preloaded) {
+StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLatest* preloaded,
+                                      WorkspaceAction workspace) {
   std::lock_guard<std::mutex> lock(mu_);
   RunState run(env_, options_.dry_run, events_ != nullptr);
+  run.workspace = workspace;
   RETURN_IF_ERROR(LoadPhase(agent_id, preloaded, &run));  // 1. "recovering"; the checkpoint
   ReplayPhase(&run);                                      // 2. what arrived since it
   PromptPhase(agent_id, &run);                            // 3. the workspace, then the prompt
@@ -106,7 +110,15 @@ Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preload
     latest = store_->GetLatestVerified(agent_id);
   }
   JournalLoad journal;
-  if (latest.ok()) {
+  if (latest.ok() && latest->checkpoint.expire_at_ms > 0 &&
+      latest->checkpoint.expire_at_ms <= started_unix_ms) {
+    // Past its expireAt (CKPT_TTL_DAYS): never used, even before the sweep deletes it. Older
+    // checkpoints expired earlier still, so this is a cold start.
+    const Checkpoint& old = latest->checkpoint;
+    r.expired = SkippedCheckpoint{old.checkpoint_id, old.sequence_number,
+                                  "expired at " + FormatRfc3339Millis(old.expire_at_ms)};
+    r.cold_start = true;
+  } else if (latest.ok()) {
     cp = std::move(latest->checkpoint);
     journal = FoldStoredJournal(store_, &*cp);  // before redaction: entries were redacted
     r.skipped = std::move(latest->skipped);
@@ -169,6 +181,8 @@ void Restorer::ReplayPhase(RunState* run) {
         r.pending = replay->pending_count;
         r.replayed = replay->messages.size();
         r.truncated = replay->truncated;
+        r.lost = replay->lost;
+        if (replay->partial) r.replay_partial = replay->partial_reason;
       } else {
         r.replay_error = read.status().ToString();
       }
@@ -182,7 +196,8 @@ void Restorer::WorkspaceStep(RunState* run) {
   const std::optional<Checkpoint>& cp = run->cp;
   const bool live = run->live;
   PhaseClock& clock = run->clock;
-  // Workspace: read it; stash uncommitted changes the checkpoint does not account for.
+  // Workspace: read it. Only the agent's own start (kStashConflicts) stashes uncommitted
+  // changes the checkpoint does not account for; any other run leaves the tree as it is.
   std::optional<Workspace>& ws_now = run->ws_now;
   if (!options_.workspace_dir.empty()) {
     auto ws = ReadWorkspace(options_.workspace_dir);
@@ -190,7 +205,10 @@ void Restorer::WorkspaceStep(RunState* run) {
       r.workspace_error = ws.status().ToString();
     } else {
       ws_now = std::move(ws).value();
-      if (cp && live && WorkspaceConflicts(*ws_now, cp->workspace)) {
+      const bool conflict = cp && WorkspaceConflicts(*ws_now, cp->workspace);
+      const bool stash = live && run->workspace == WorkspaceAction::kStashConflicts;
+      r.workspace_conflict_left = conflict && !stash;
+      if (conflict && stash) {
         std::string message = StashMessageFor(cp->checkpoint_id, cp->sequence_number);
         auto stash = StashChanges(options_.workspace_dir, message);
         if (stash.ok()) {
@@ -227,6 +245,7 @@ void Restorer::PromptPhase(const std::string& agent_id, RunState* run) {
   in.workspace_now = run->ws_now;
   in.workspace_error = r.workspace_error;
   in.workspace_stashed = r.workspace_stashed;
+  in.workspace_conflict_left = r.workspace_conflict_left;
   in.stash_message = r.stash_message;
   in.stash_commit = r.stash_commit;
   PromptOptions popts;

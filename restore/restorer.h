@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,7 +31,8 @@ struct RestoreOptions {
   // CKPT_TOKENIZER: the encoding the prompt's tokens are counted in.
   TokenEncoding tokenizer = TokenEncoding::kO200kBase;
   std::string workspace_dir;  // WORKSPACE_DIR; empty: no workspace handling
-  // Dry run (agentckpt restore --dry-run): no status write, no stash, no events published.
+  // Dry run (agentckpt restore --dry-run): no status write, no events published (and, like
+  // every run not asked with WorkspaceAction::kStashConflicts, no stash).
   bool dry_run = false;
   // When set, every replayed message body, the loaded checkpoint's free text (task title,
   // gathering results, plan, draft, tool-call summaries) and the reasons of skipped damaged
@@ -47,7 +50,9 @@ struct PhaseTimings {
 // What the phases of one restore found, phase by phase.
 struct RestoreResult {
   // Load: the checkpoint used (none on a cold start) and the newer damaged ones passed over.
-  bool cold_start = false;  // no checkpoint at all for the agent
+  bool cold_start = false;  // no checkpoint at all for the agent (or only expired ones)
+  // The newest checkpoint, when it was past its expireAt at the restore's start and so not used.
+  std::optional<SkippedCheckpoint> expired;
   std::string checkpoint_id;
   int64_t sequence_number = 0;
   int64_t checkpoint_timestamp_ms = 0;
@@ -56,9 +61,14 @@ struct RestoreResult {
   std::vector<SkippedCheckpoint> skipped;  // corrupted newer checkpoints passed over
   // Replay: the JetStream messages since the checkpoint.
   uint64_t handled = 0, pending = 0, replayed = 0, truncated = 0;
+  uint64_t lost = 0;           // messages after the checkpoint the stream no longer holds
+  std::string replay_partial;  // non-empty: the replay's deadline passed (why); counts kept
   std::string replay_error;  // non-empty if replay could not run (prompt says so)
   // Workspace (read before the prompt): stashed uncommitted changes, or why it could not be.
   bool workspace_stashed = false;
+  // The tree holds uncommitted changes the checkpoint does not account for, and this run left
+  // them in place (it was not the agent's own start, see WorkspaceAction).
+  bool workspace_conflict_left = false;
   std::string stash_message;
   std::string stash_commit;     // hex id of the stash commit when stashed
   std::string workspace_error;  // non-empty if the workspace could not be read or stashed
@@ -94,6 +104,15 @@ struct PreloadedLatest {
   double load_ms = 0;  // counted as the load phase of the restore
 };
 
+// What a run does to the agent's working tree (RestoreOptions::workspace_dir). Only the agent
+// itself, at its own start, asks for kStashConflicts (the sidecar's POST /v1/agent-start): every
+// other run (the sidecar's start-up restore, POST /v1/restore, NATS checkpoint.restore, a dry
+// run) reads the tree and never changes it, since the agent may be writing to it right then.
+enum class WorkspaceAction {
+  kLeave,           // read the tree; never change it
+  kStashConflicts,  // stash uncommitted changes the checkpoint does not account for
+};
+
 class Restorer {
  public:
   // Pointers are borrowed and must outlive the Restorer. `replay` may be null (no JetStream
@@ -103,12 +122,14 @@ class Restorer {
            RestoreOptions options);
 
   // Runs a restore for `agent_id`: marks the agent "recovering" (store + event), loads (or takes
-  // `preloaded`, whose checkpoint it consumes), replays, builds the prompt, stashes a
-  // conflicting workspace, marks the agent "active" (store + event) and publishes
-  // checkpoint.restored. A cold start
-  // (no checkpoint) is an OK result with cold_start = true. Errors: kUnavailable if the store
-  // cannot be read (a failed event is published). Thread-safe: concurrent calls are serialised.
-  StatusOr<RestoreResult> Run(const std::string& agent_id, PreloadedLatest* preloaded = nullptr);
+  // `preloaded`, whose checkpoint it consumes), replays, reads the workspace (and, only with
+  // `workspace` = kStashConflicts and not a dry run, stashes uncommitted changes the checkpoint
+  // does not account for), builds the prompt, marks the agent "active" (store + event) and
+  // publishes checkpoint.restored. A cold start (no checkpoint) is an OK result with
+  // cold_start = true. Errors: kUnavailable if the store cannot be read (a failed event is
+  // published). Thread-safe: concurrent calls are serialised.
+  StatusOr<RestoreResult> Run(const std::string& agent_id, PreloadedLatest* preloaded = nullptr,
+                              WorkspaceAction workspace = WorkspaceAction::kLeave);
 
  private:
   struct RunState;  // one Run's state, handed from phase to phase (restorer.cc)

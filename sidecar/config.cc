@@ -127,7 +127,12 @@ const std::vector<SettingSpec>& SettingSpecs() {
        "file of extra redaction rules, one name=regex per line (docs/security.md)"},
       {"period-s", "CKPT_PERIOD_S", "300", "seconds between periodic checkpoints (1-86400)"},
       {"keep", "CKPT_KEEP", "48", "checkpoints kept per agent (1-10000)"},
+      {"shutdown-budget-s", "CKPT_SHUTDOWN_BUDGET_S", "25",
+       "seconds from SIGTERM to exit, the pre_shutdown checkpoint's store retries included; "
+       "keep it under the pod's grace period (3-3600)"},
       {"ttl-days", "CKPT_TTL_DAYS", "7", "days until a checkpoint expires (1-3650)"},
+      {"ttl-sweep-s", "CKPT_TTL_SWEEP_S", "3600",
+       "seconds between deletions of expired checkpoints (60-86400)"},
       {"js-stream", "JS_STREAM", "", "the agent's JetStream inbox stream (with JS_CONSUMER)"},
       {"js-consumer", "JS_CONSUMER", "", "the agent's durable consumer on JS_STREAM"},
       {"workspace-dir", "WORKSPACE_DIR", "", "the agent's git working tree (optional)"},
@@ -147,6 +152,8 @@ const std::vector<SettingSpec>& SettingSpecs() {
       {"stale-after-s", "CKPT_STALE_AFTER_S", "900",
        "a checkpoint older than this is restored as stale (1-31536000)"},
       {"replay-max", "CKPT_REPLAY_MAX", "50", "messages replayed on restore at most (0-10000)"},
+      {"replay-timeout-ms", "CKPT_REPLAY_TIMEOUT_MS", "5000",
+       "deadline of the replay phase of a restore (100-600000)"},
       {"prompt-max-tokens", "CKPT_PROMPT_MAX_TOKENS", "4000",
        "restoration prompt size limit in tokens (256-200000)"},
       {"tokenizer", "CKPT_TOKENIZER", "o200k_base",
@@ -267,12 +274,14 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   RETURN_IF_ERROR(r.Int32("ttl-days", 1, 3650, &c.ttl_days));
   RETURN_IF_ERROR(r.String("durability", &c.durability));
   if (c.durability != "sync" && c.durability != "async" && c.durability != "memory") {
-    return Resolver::Bad("durability",
+    return SettingReader::Bad("durability",
                          "expected sync, async or memory, got \"" + c.durability + "\"");
   }
   RETURN_IF_ERROR(r.Int("async-flush-ms", 1, 10000, &c.async_flush_ms));
   RETURN_IF_ERROR(r.Int("journal-max-entries", 1, 1000000, &c.journal_max_entries));
   RETURN_IF_ERROR(r.Int("journal-max-bytes", 4096, int64_t{1} << 30, &c.journal_max_bytes));
+  RETURN_IF_ERROR(r.Int32("ttl-sweep-s", 60, 86400, &c.ttl_sweep_s));
+  RETURN_IF_ERROR(r.Int32("shutdown-budget-s", 3, 3600, &c.shutdown_budget_s));
   RETURN_IF_ERROR(r.String("js-stream", &c.js_stream));
   RETURN_IF_ERROR(r.String("js-consumer", &c.js_consumer));
   if (c.js_stream.empty() != c.js_consumer.empty()) {
@@ -322,6 +331,7 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   RETURN_IF_ERROR(r.Int("nats-buffer-bytes", 0, int64_t{1} << 30, &c.nats_buffer_bytes));
   RETURN_IF_ERROR(ReadRestoreLimits(r, &c.stale_after_s, &c.replay_max, &c.prompt_max_tokens,
                                     &c.tokenizer));
+  RETURN_IF_ERROR(r.Int32("replay-timeout-ms", 100, 600000, &c.replay_timeout_ms));
   RETURN_IF_ERROR(r.Int("http-body-max-bytes", 1024, int64_t{64} << 20, &c.http_body_max_bytes));
   RETURN_IF_ERROR(r.Bool("restore-on-start", &c.restore_on_start));
   RETURN_IF_ERROR(r.String("log-level", &c.log_level));

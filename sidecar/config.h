@@ -31,6 +31,8 @@ struct SidecarConfig {
   int period_s = 300;
   int keep = 48;
   int ttl_days = 7;
+  int ttl_sweep_s = 3600;  // CKPT_TTL_SWEEP_S
+  int shutdown_budget_s = 25;  // CKPT_SHUTDOWN_BUDGET_S
   std::string js_stream;  // both empty or both set
   std::string js_consumer;
   std::string workspace_dir;  // empty: no workspace in checkpoints
@@ -46,6 +48,7 @@ struct SidecarConfig {
   int64_t nats_buffer_bytes = 8 << 20;
   int64_t stale_after_s = 900;
   int replay_max = 50;
+  int replay_timeout_ms = 5000;  // CKPT_REPLAY_TIMEOUT_MS
   int prompt_max_tokens = 4000;
   std::string tokenizer = "o200k_base";  // CKPT_TOKENIZER: o200k_base or cl100k_base
   int64_t http_body_max_bytes = 1 << 20;

@@ -28,13 +28,22 @@ RestoreService::RestoreService(Env* env, CheckpointStore* store, NatsLink* link,
       replay_(config.js_stream.empty()
                   ? nullptr
                   : std::make_unique<JetStreamReplaySource>(link->connection(),
-                                                            std::chrono::milliseconds(5000), env)),
+                                                            std::chrono::milliseconds(config.replay_timeout_ms), env)),
       events_(link, env, redactor),
       redactor_(redactor),
       restorer_(env, store, replay_.get(), &events_, OptionsFrom(config, redactor)) {}
 
 StatusOr<nlohmann::json> RestoreService::Run(PreloadedLatest* preloaded) {
-  auto result = restorer_.Run(agent_id_, preloaded);
+  return RunWith(preloaded, WorkspaceAction::kLeave);
+}
+
+StatusOr<nlohmann::json> RestoreService::RunForAgentStart() {
+  return RunWith(nullptr, WorkspaceAction::kStashConflicts);
+}
+
+StatusOr<nlohmann::json> RestoreService::RunWith(PreloadedLatest* preloaded,
+                                                 WorkspaceAction workspace) {
+  auto result = restorer_.Run(agent_id_, preloaded, workspace);
   if (!result.ok()) {
     if (metrics_ != nullptr) metrics_->CountRestoreFailure();
     return result.status();

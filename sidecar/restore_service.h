@@ -30,10 +30,14 @@ class RestoreService {
   RestoreService(Env* env, CheckpointStore* store, NatsLink* link, const SidecarConfig& config,
                  const Redactor* redactor = nullptr);
 
-  // Runs a restore (on `preloaded` when given: see Restorer::Run); on success returns the
-  // result JSON (the checkpoint.restored metadata plus "prompt") and keeps it for Last().
-  // Errors as Restorer::Run.
+  // Runs a restore (on `preloaded` when given: see Restorer::Run) that leaves the agent's working
+  // tree untouched (the start-up restore, POST /v1/restore, checkpoint.restore); on success
+  // returns the result JSON (the checkpoint.restored metadata plus "prompt") and keeps it for
+  // Last(). Errors as Restorer::Run.
   StatusOr<nlohmann::json> Run(PreloadedLatest* preloaded = nullptr);
+  // The agent's own start (POST /v1/agent-start): as Run, but uncommitted changes the checkpoint
+  // does not account for are stashed under the checkpoint's name (WorkspaceAction).
+  StatusOr<nlohmann::json> RunForAgentStart();
   // The last successful result's JSON; kNotFound when no restore has completed.
   StatusOr<nlohmann::json> Last() const;
   // Where restore durations and failures are counted (may stay null).
@@ -42,6 +46,8 @@ class RestoreService {
   std::optional<std::string> last_checkpoint_id() const;
 
  private:
+  StatusOr<nlohmann::json> RunWith(PreloadedLatest* preloaded, WorkspaceAction workspace);
+
   std::string agent_id_;
   Metrics* metrics_ = nullptr;
   std::unique_ptr<JetStreamReplaySource> replay_;

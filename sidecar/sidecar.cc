@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
+#include <optional>
 #include <utility>
 
 #include "common/status_macros.h"
@@ -17,6 +19,27 @@ namespace agentckpt {
 using nlohmann::json;
 
 namespace {
+
+// Runs `fn` on its own thread and waits for it at most `ms`; nullopt if it has not returned by
+// then (it is left to finish on its own: the process is about to exit). For store calls at
+// shutdown, whose retries must not outlast the shutdown budget.
+template <typename T>
+std::optional<T> WithinMs(int64_t ms, std::function<T()> fn) {
+  auto done = std::make_shared<std::promise<T>>();
+  std::future<T> result = done->get_future();
+  std::thread([done, fn = std::move(fn)] { done->set_value(fn()); }).detach();
+  if (result.wait_for(std::chrono::milliseconds(std::max<int64_t>(0, ms))) !=
+      std::future_status::ready) {
+    return std::nullopt;
+  }
+  return result.get();
+}
+
+// What the shutdown keeps, after the pre_shutdown write, for releasing the lease and flushing
+// NATS (1 s) and exiting.
+constexpr int64_t kShutdownReserveMs = 2000;
+// How long the shutdown waits for the triggers (periodic, lease renewal, NATS creates) to stop.
+constexpr int64_t kStopIntakeMs = 1000;
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
@@ -44,6 +67,7 @@ void Sidecar::Stop() {
   }
   periodic_cv_.notify_all();
   if (periodic_.joinable()) periodic_.join();
+  if (sweeper_) sweeper_->Stop();
   if (lease_) lease_->Stop();
   if (creates_) creates_->Stop();
   if (http_) http_->Stop();
@@ -105,7 +129,16 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   if (!config.js_stream.empty()) {
     NatsLink* nats = s->nats_.get();
     std::string stream = config.js_stream, consumer = config.js_consumer;
-    position = [nats, stream, consumer] { return nats->ReadConsumerPosition(stream, consumer); };
+    s->positions_ = std::make_unique<PositionCache>(
+        env, [nats, stream, consumer] { return nats->ReadConsumerPosition(stream, consumer); },
+        PositionCacheOptions{});
+    PositionCache* positions = s->positions_.get();
+    // While NATS is down nothing is served from the cache: the writer then uses (and counts) the
+    // last known position, as for a failed read.
+    position = [positions, nats]() -> StatusOr<NatsPosition> {
+      if (!nats->Connected()) return UnavailableError("nats not connected");
+      return positions->Get();
+    };
   }
   WorkspaceReader workspace;
   if (!config.workspace_dir.empty()) {
@@ -148,6 +181,11 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   };
   lo.ttl_ms = int64_t{config.lease_ttl_s} * 1000;
   s->lease_ = std::make_unique<LeaseKeeper>(env, s->store_.get(), lo);
+  RetentionSweeperOptions so;
+  so.interval_ms = int64_t{config.ttl_sweep_s} * 1000;
+  LeaseKeeper* lease = s->lease_.get();
+  so.may_sweep = [lease] { return lease->held(); };
+  s->sweeper_ = std::make_unique<RetentionSweeper>(env, s->store_.get(), std::move(so));
   CoalescerOptions co;
   co.rate_per_s = config.create_rate_per_s;
   co.burst = config.create_burst;
@@ -170,7 +208,10 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   deps.metrics = &s->metrics_;
   deps.body_max_bytes = config.http_body_max_bytes;
   deps.bearer_token = config.http_token;
-  deps.readiness = [self] { return self->Readiness(); };
+  s->readiness_ = std::make_unique<ReadinessProbe>(
+      env, [self] { return self->Readiness(); }, ReadinessProbeOptions{});
+  ReadinessProbe* readiness = s->readiness_.get();
+  deps.readiness = [readiness] { return readiness->Current(); };
   deps.journal = s->journal_.get();
   LeaseKeeper* keeper = s->lease_.get();
   deps.lease_info = [keeper] { return keeper->Describe(); };
@@ -180,6 +221,7 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   s->restore_->set_metrics(&s->metrics_);
   RestoreService* restore = s->restore_.get();
   deps.restore.run = [restore] { return restore->Run(); };
+  deps.restore.agent_start = [restore] { return restore->RunForAgentStart(); };
   deps.restore.last = [restore] { return restore->Last(); };
   s->router_ = std::make_unique<ApiRouter>(std::move(deps));
   s->http_ = std::make_unique<HttpServer>(config.http_host, config.http_port,
@@ -314,6 +356,7 @@ Status Sidecar::Start() {
   RETURN_IF_ERROR(nats_->Subscribe(Subject("checkpoint.restore"),
                                    [this](const NatsRequest& r) { OnRestoreRequest(r); }));
   periodic_ = std::thread([this] { PeriodicLoop(); });
+  sweeper_->Start();
   lease_->Start([this](const Lease& l) { Activate(l); },
                 [this](const Status& reason) { OnLeaseLost(reason, true); });
   const std::string& host = config_.http_host;
@@ -394,37 +437,86 @@ void Sidecar::OnRestoreRequest(const NatsRequest& req) {
 
 Status Sidecar::Shutdown() {
   int64_t start = env_->NowMonotonicMicros();
-  {
-    std::lock_guard<std::mutex> lock(periodic_mu_);
-    stopping_ = true;
-  }
-  periodic_cv_.notify_all();
-  if (periodic_.joinable()) periodic_.join();
+  const int64_t budget_ms = int64_t{config_.shutdown_budget_s} * 1000;
+  auto elapsed_ms = [this, start] { return (env_->NowMonotonicMicros() - start) / 1000; };
   // Intake stops first, so the pre_shutdown checkpoint holds every accepted change and is the
-  // last checkpoint this process writes.
-  lease_->Stop();  // no renewal races the final write; the lease is still held
-  creates_->Stop();
+  // last checkpoint this process writes. The periodic trigger, the lease renewals and the NATS
+  // create requests may each be inside a store call: with a stalled store, waiting for them must
+  // not eat the budget, so the wait is bounded (they are left to finish on their own).
+  const bool intake_stopped = WithinMs<bool>(kStopIntakeMs, [this] {
+                                {
+                                  std::lock_guard<std::mutex> lock(periodic_mu_);
+                                  stopping_ = true;
+                                }
+                                periodic_cv_.notify_all();
+                                if (periodic_.joinable()) periodic_.join();
+                                lease_->Stop();  // no renewal races the final write
+                                creates_->Stop();
+                                return true;
+                              }).has_value();
+  if (!intake_stopped) {
+    LogWarn("shutdown: a trigger is still waiting on the store", {{"waitedMs", kStopIntakeMs}});
+  }
   context_.Freeze();
   if (Status flushed = journal_->Close(); !flushed.ok()) {
     LogWarn("journal not flushed at shutdown", {{"reason", flushed.ToString()}});
   }
-  Status gate = writer_->WriteGate();
+  // The write and its store retries (and the wait for a write still in progress) get the
+  // shutdown budget (CKPT_SHUTDOWN_BUDGET_S) less the reserve; a store that has not finished by
+  // then is left behind, and the log says so.
+  const int64_t write_ms = std::max<int64_t>(500, budget_ms - kShutdownReserveMs - elapsed_ms());
+  CheckpointWriter* writer = writer_.get();
+  using GateAndWrite = std::pair<Status, StatusOr<WriteResult>>;
+  auto result = WithinMs<GateAndWrite>(write_ms, [writer] {
+    Status gate = writer->WriteGate();
+    if (!gate.ok()) return GateAndWrite(gate, StatusOr<WriteResult>(gate));
+    return GateAndWrite(gate, writer->WriteFinal(TriggerReason::kPreShutdown));
+  });
+  const bool store_answered = result.has_value();
+  Status gate = store_answered ? result->first : OkStatus();
+  StatusOr<WriteResult> written =
+      store_answered ? std::move(result->second)
+                     : StatusOr<WriteResult>(DeadlineExceededError(
+                           "the store did not finish the pre_shutdown checkpoint within " +
+                           std::to_string(write_ms) + " ms of the shutdown budget"));
   if (!gate.ok()) {
     LogWarn("no pre_shutdown checkpoint: this sidecar is not the writer",
             {{"reason", gate.message()}});
+  } else if (written.ok()) {
+    LogInfo("pre_shutdown checkpoint saved", {{"checkpointId", written->checkpoint_id},
+                                              {"sequenceNumber", written->sequence_number}});
+  } else {
+    // A store that did not answer may still complete the write after this process is gone.
+    LogError(store_answered ? "pre_shutdown checkpoint NOT saved: context changes since the last "
+                              "checkpoint logged as written are lost"
+                            : "pre_shutdown checkpoint NOT confirmed saved: the store did not "
+                              "answer within the shutdown budget; context changes since the last "
+                              "checkpoint logged as written are lost unless the store completes "
+                              "the request later",
+             {{"reason", written.status().ToString()},
+              {"budgetS", config_.shutdown_budget_s},
+              {"storeAnswered", store_answered}});
   }
-  StatusOr<WriteResult> written =
-      gate.ok() ? writer_->WriteFinal(TriggerReason::kPreShutdown) : StatusOr<WriteResult>(gate);
-  if (Status released = lease_->Release(); !released.ok()) {
+  // Releasing the lease is a store call too: bounded by what is left of the reserve.
+  LeaseKeeper* lease = lease_.get();
+  auto released = store_answered ? WithinMs<Status>(kShutdownReserveMs / 2,
+                                                    [lease] { return lease->Release(); })
+                                 : std::optional<Status>();
+  if (!released.has_value() || !released->ok()) {
     LogWarn("cannot release the writer lease; it expires on its own",
-            {{"reason", released.ToString()}});
+            {{"reason", released.has_value() ? released->ToString()
+                                             : std::string("the store did not answer in time")}});
   }
-  Status flushed = nats_->Flush(1000);
+  // What is left of the budget (less a margin before the watchdog) bounds the flush and drain.
+  const int64_t left_ms = std::max<int64_t>(0, budget_ms - 300 - elapsed_ms());
+  const int64_t flush_ms = std::max<int64_t>(1, std::min<int64_t>(1000, left_ms / 2));
+  Status flushed = nats_->Flush(static_cast<int>(flush_ms));
   if (!flushed.ok()) {
     LogWarn("nats flush at shutdown failed; buffered events are lost",
             {{"reason", flushed.ToString()}, {"bufferedBytes", nats_->BufferedBytes()}});
   }
-  http_->Drain();  // not closed: the process exits next (see HttpServer::Drain)
+  // Not closed: the process exits next (see HttpServer::Drain).
+  http_->Drain(std::min<int64_t>(2000, std::max<int64_t>(0, budget_ms - 300 - elapsed_ms())));
   nats_->Close();
   LogInfo("sidecar stopped",
           {{"checkpointed", written.ok()},

@@ -20,6 +20,9 @@
 #include "sidecar/config.h"
 #include "context/journal_writer.h"
 #include "sidecar/lease_keeper.h"
+#include "sidecar/position_cache.h"
+#include "sidecar/readiness_probe.h"
+#include "sidecar/retention_sweeper.h"
 #include "store/checkpoint_store.h"
 
 namespace agentckpt {
@@ -77,6 +80,7 @@ class Sidecar {
   std::unique_ptr<Redactor> redactor_;  // secrets out of context, events, logs and prompts
   std::unique_ptr<CheckpointStore> store_;
   std::unique_ptr<NatsLink> nats_;
+  std::unique_ptr<PositionCache> positions_;  // the consumer position for each checkpoint
   ContextState context_;
   std::unique_ptr<JournalWriter> journal_;
   std::unique_ptr<CheckpointWriter> writer_;
@@ -85,6 +89,8 @@ class Sidecar {
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<LeaseKeeper> lease_;
   std::unique_ptr<CreateCoalescer> creates_;
+  std::unique_ptr<RetentionSweeper> sweeper_;  // CKPT_TTL_DAYS, while the lease is held
+  std::unique_ptr<ReadinessProbe> readiness_;  // /readyz, never behind the store
   std::mutex activate_mu_;
   bool activated_ = false;
 

@@ -152,7 +152,11 @@ class CheckpointStore {
   // Deletes all but the newest `keep` checkpoints of the agent; returns how many were deleted.
   virtual StatusOr<int> Prune(const std::string& agent_id, int keep) = 0;
 
-  // Deletes every checkpoint (of any agent) whose expireAt is at or before `now_ms`.
+  // Deletes every checkpoint (of any agent) whose expireAt is at or before `now_ms`; returns how
+  // many checkpoints were deleted. The sidecar calls it on a schedule (RetentionSweeper,
+  // CKPT_TTL_SWEEP_S) and nothing else enforces CKPT_TTL_DAYS in the embedded store, so a
+  // backend that keeps other per-agent data that ages with the checkpoints (e.g. journal
+  // entries) must delete the expired part of it in this same call.
   virtual StatusOr<int> DeleteExpired(int64_t now_ms) = 0;
 
   // The agent's record; a default record (status "", last_sequence 0) if it has none.

@@ -123,7 +123,6 @@ int main(int argc, char** argv) {
   TempDir tmp;
   const std::string dir = argc > 2 ? argv[2] : tmp.path();
   setenv("AGENTCKPT_BIN", AGENTCKPT_BIN_DEFAULT, 0);
-  setenv("AGENTCKPT_SHARED_DIR", AGENTCKPT_SHARED_DIR_DEFAULT, 0);
   std::printf("journal bench: %d calls per figure, store files in %s\n", calls, dir.c_str());
   std::fflush(stdout);
 

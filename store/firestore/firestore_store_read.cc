@@ -1,5 +1,6 @@
 // FirestoreStore: the read path (queries, GetLatestVerified, Get*, List).
 #include <limits>
+#include <set>
 
 #include "checkpoint/checkpoint_json.h"
 #include "common/ids.h"
@@ -98,17 +99,22 @@ StatusOr<Checkpoint> FirestoreStore::DecodeSnapshot(const json& doc, const std::
 StatusOr<LatestVerified> FirestoreStore::GetLatestVerified(const std::string& agent_id) {
   RETURN_IF_ERROR(ValidateAgentId(agent_id));
   LatestVerified out;
-  int64_t below = std::numeric_limits<int64_t>::max();
+  // Pages go by offset, not by "sequenceNumber < the last one seen": a damaged document whose
+  // sequenceNumber does not parse (or is not an integer, which Firestore orders before every
+  // number in a descending query) gives no sequence to continue below, and must not end the
+  // search while good older documents exist. Names already seen are skipped (a checkpoint
+  // written meanwhile shifts the pages by one).
+  std::set<std::string> seen;
+  int offset = 0;
   int batch = kLatestFirstBatch;
   while (true) {
     json query = {{"orderBy", OrderBySequenceDesc()}, {"limit", batch}};
-    if (below != std::numeric_limits<int64_t>::max()) {
-      query["where"] = SequenceFilter("LESS_THAN", below);
-    }
+    if (offset > 0) query["offset"] = offset;
     ASSIGN_OR_RETURN(auto docs, RunSnapshotQuery(agent_id, std::move(query)));
     for (const json& d : docs) {
       SkippedCheckpoint skip;
       skip.checkpoint_id = LastSegment(d.value("name", ""));
+      if (!seen.insert(skip.checkpoint_id).second) continue;
       auto seq = FirestoreValueToJson(d["fields"]["sequenceNumber"], "sequenceNumber");
       if (seq.ok() && seq->is_number_integer()) skip.sequence_number = seq->get<int64_t>();
       StatusOr<Checkpoint> cp = DecodeSnapshot(d, agent_id);
@@ -118,9 +124,9 @@ StatusOr<LatestVerified> FirestoreStore::GetLatestVerified(const std::string& ag
       }
       skip.reason = cp.status().ToString();
       out.skipped.push_back(std::move(skip));
-      below = std::min(below, out.skipped.back().sequence_number);
     }
-    if (static_cast<int>(docs.size()) < batch || below <= 0) break;
+    offset += static_cast<int>(docs.size());
+    if (static_cast<int>(docs.size()) < batch) break;
     batch = kLatestNextBatch;
   }
   return NotFoundError("no checkpoint of agent " + agent_id + " verifies (" +

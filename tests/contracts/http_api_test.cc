@@ -154,7 +154,9 @@ TEST_F(HttpContractTest, EveryOperationAnswersAsDocumented) {
   // Restore.
   EXPECT_EQ(Call("restore", "POST", "/v1/restore").status, 200);
   EXPECT_EQ(Call("restoration", "GET", "/v1/restoration").status, 200);
+  EXPECT_EQ(Call("agent start", "POST", "/v1/agent-start").status, 200);
   NotAllowed("/v1/restore", {"GET", "PUT", "PATCH", "DELETE"});
+  NotAllowed("/v1/agent-start", {"GET", "PUT", "PATCH", "DELETE"});
   NotAllowed("/v1/restoration", {"PUT", "POST", "PATCH", "DELETE"});
 
   // Without the bearer token: every /v1/ operation answers 401; the probes stay open.
@@ -162,7 +164,7 @@ TEST_F(HttpContractTest, EveryOperationAnswersAsDocumented) {
   const std::string cp = "/v1/checkpoints/" + id;
   for (const char* m : {"GET", "PUT", "PATCH", "POST", "DELETE"}) {
     for (const std::string p : {"/v1/context", "/v1/tool-calls", "/v1/checkpoints", cp.c_str(),
-                                "/v1/restore", "/v1/restoration"}) {
+                                "/v1/restore", "/v1/agent-start", "/v1/restoration"}) {
       EXPECT_EQ(Call("no token", m, p, m[0] == 'G' ? "" : "{}").status, 401) << m << " " << p;
     }
   }

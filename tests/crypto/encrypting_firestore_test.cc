@@ -37,9 +37,20 @@ class EmulatorEnvironment : public ::testing::Environment {
 
 const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new EmulatorEnvironment);
 
+std::string& LastProject() {
+  static std::string project;
+  return project;
+}
+
 std::string NextProject(const std::string& prefix) {
   static std::atomic<int> next{0};
-  return prefix + "-" + std::to_string(next.fetch_add(1));
+  LastProject() = prefix + "-" + std::to_string(next.fetch_add(1));
+  return LastProject();
+}
+
+void DamageFirestoreSequence(const std::string& /*temp_dir*/, const std::string& agent,
+                             const std::string& checkpoint_id) {
+  DamageSnapshotSequence(g_emulator, LastProject(), agent, checkpoint_id);
 }
 
 std::unique_ptr<CheckpointStore> OpenEncryptedFirestore(const std::string& /*temp_dir*/) {
@@ -54,7 +65,8 @@ std::unique_ptr<CheckpointStore> OpenEncryptedFirestore(const std::string& /*tem
 
 INSTANTIATE_TEST_SUITE_P(EncryptedFirestore, StoreContractTest,
                          ::testing::Values(StoreFactory{"encrypted_firestore",
-                                                        OpenEncryptedFirestore, nullptr}),
+                                                        OpenEncryptedFirestore, nullptr,
+                                                        DamageFirestoreSequence}),
                          [](const auto& info) { return info.param.name; });
 
 class EncryptingFirestoreTest : public ::testing::Test {

@@ -6,6 +6,7 @@
 #include "common/env.h"
 #include "crypto/encrypting_store.h"
 #include "tests/crypto/crypto_test_util.h"
+#include "tests/store/raw_sqlite.h"
 #include "tests/store/store_contract.h"
 
 namespace agentckpt::testing {
@@ -22,9 +23,14 @@ std::unique_ptr<CheckpointStore> OpenEncryptedSqlite(const std::string& temp_dir
       Env::Default());
 }
 
+void DamageSqliteSequence(const std::string& temp_dir, const std::string& /*agent*/,
+                          const std::string& checkpoint_id) {
+  DamageStoredSequence(temp_dir + "/db/checkpoints.db", checkpoint_id);
+}
+
 INSTANTIATE_TEST_SUITE_P(EncryptedSqlite, StoreContractTest,
                          ::testing::Values(StoreFactory{"encrypted_sqlite", OpenEncryptedSqlite,
-                                                        OpenEncryptedSqlite}),
+                                                        OpenEncryptedSqlite, DamageSqliteSequence}),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

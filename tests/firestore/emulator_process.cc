@@ -1,6 +1,7 @@
 #include "tests/firestore/emulator_process.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -118,6 +119,17 @@ std::unique_ptr<FirestoreStore> OpenEmulatorStore(const std::string& host_port,
   auto store = FirestoreStore::Open(std::move(options));
   if (!store.ok()) return nullptr;
   return std::move(store).value();
+}
+
+void DamageSnapshotSequence(EmulatorProcess* emulator, const std::string& project,
+                            const std::string& agent, const std::string& checkpoint_id) {
+  ASSERT_NE(emulator, nullptr);
+  std::string doc = "/v1/projects/" + project + "/databases/(default)/documents/checkpoints/" +
+                    agent + "/snapshots/" + checkpoint_id;
+  auto r = emulator->Request("PATCH", doc + "?updateMask.fieldPaths=sequenceNumber",
+                             R"({"fields":{"sequenceNumber":{"stringValue":"damaged"}}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->first, 200) << r->second;
 }
 
 }  // namespace agentckpt::testing

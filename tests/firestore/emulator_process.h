@@ -49,6 +49,12 @@ class EmulatorProcess {
   int port_ = 0;
 };
 
+// Damages the stored snapshot `checkpoint_id` of `agent` in `project` behind the store's back:
+// its sequenceNumber becomes a string value (through the emulator's REST API). Test failures
+// on error.
+void DamageSnapshotSequence(EmulatorProcess* emulator, const std::string& project,
+                            const std::string& agent, const std::string& checkpoint_id);
+
 // A FirestoreStore on the emulator at `host_port` for `project` (database "(default)"), with
 // short timeouts suited to loopback.
 std::unique_ptr<FirestoreStore> OpenEmulatorStore(const std::string& host_port,

@@ -49,8 +49,15 @@ std::unique_ptr<CheckpointStore> ReopenFirestoreStore(const std::string& /*temp_
   return OpenEmulatorStore(g_emulator->host_port(), LastProject());
 }
 
+void DamageFirestoreSequence(const std::string& /*temp_dir*/, const std::string& agent,
+                             const std::string& checkpoint_id) {
+  DamageSnapshotSequence(g_emulator, LastProject(), agent, checkpoint_id);
+}
+
 INSTANTIATE_TEST_SUITE_P(Firestore, StoreContractTest,
-                         ::testing::Values(StoreFactory{"firestore", OpenFirestoreStore, ReopenFirestoreStore}),
+                         ::testing::Values(StoreFactory{"firestore", OpenFirestoreStore,
+                                                        ReopenFirestoreStore,
+                                                        DamageFirestoreSequence}),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

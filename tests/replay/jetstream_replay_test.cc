@@ -359,6 +359,7 @@ TEST_F(JetStreamReplayTest, LongLagKeepsMemoryBoundedAndCountsEverything) {
   EXPECT_EQ(result->truncated, static_cast<uint64_t>(kCount - 50));
   ASSERT_EQ(result->messages.size(), 50u);
   EXPECT_EQ(result->messages.back().data, "m" + std::to_string(kCount));
+  EXPECT_LE(result->messages_read, 200u);  // the reader started near the end
   EXPECT_EQ(StreamState().consumers, 1);
 }
 
@@ -402,15 +403,135 @@ class TickingEnv final : public Env {
   std::atomic<int64_t> micros_{0};
 };
 
-TEST_F(JetStreamReplayTest, PastTheReadDeadlineIsDeadlineExceededAndCleansUp) {
+// The deadline (CKPT_REPLAY_TIMEOUT_MS) on a clock that moves one second per reading: tried at
+// every budget from 1 s up, a replay either fails before it knows the counts, or returns what it
+// read with complete counts (partial), or completes. Partial results occur, and in every outcome
+// the replay consumers are gone.
+TEST_F(JetStreamReplayTest, PastTheReadDeadlineKeepsWhatWasReadWithHonestCounts) {
   CreateInboxStream(inbox_ + ".>");
-  ASSERT_TRUE(client_->PublishN(inbox_ + ".tasks", 2000, "m").ok());
+  const int kCount = 3000;
+  auto seqs = client_->PublishN(inbox_ + ".tasks", kCount, "m");
+  ASSERT_TRUE(seqs.ok());
+  AckThrough((*seqs)[999]);
   const StreamSnapshot stream_before = StreamState();
-  TickingEnv env;
-  JetStreamReplaySource source(client_->connection(), std::chrono::seconds(12), &env);
-  auto result = source.ReadSince(Position(0), 50, 100);
-  EXPECT_EQ(result.status().code(), StatusCode::kDeadlineExceeded) << result.status().ToString();
-  EXPECT_EQ(StreamState(), stream_before);  // the replay consumer is gone
+  int failed = 0, partial = 0, complete = 0;
+  for (int budget_s = 1; budget_s <= 80 && complete == 0; ++budget_s) {
+    TickingEnv env;
+    JetStreamReplaySource source(client_->connection(), std::chrono::seconds(budget_s), &env);
+    auto result = source.ReadSince(Position(0), 1000, 16);
+    EXPECT_EQ(StreamState(), stream_before) << budget_s;  // the replay consumers are gone
+    if (!result.ok()) {
+      EXPECT_EQ(result.status().code(), StatusCode::kDeadlineExceeded)
+          << result.status().ToString();
+      EXPECT_EQ(partial + complete, 0) << "a longer budget failed after a shorter one worked";
+      ++failed;
+      continue;
+    }
+    EXPECT_EQ(result->handled_count, 1000u);
+    EXPECT_EQ(result->pending_count, 2000u);
+    EXPECT_EQ(result->truncated, kCount - result->messages.size());
+    if (result->partial) {
+      ++partial;
+      EXPECT_LT(result->messages_read, static_cast<uint64_t>(kCount));  // not all were read
+      EXPECT_LE(result->messages.size(), 1000u);
+      EXPECT_NE(result->partial_reason.find("deadline"), std::string::npos)
+          << result->partial_reason;
+      for (size_t i = 1; i < result->messages.size(); ++i) {
+        EXPECT_LT(result->messages[i - 1].stream_sequence, result->messages[i].stream_sequence);
+      }
+    } else {
+      ++complete;
+      ASSERT_EQ(result->messages.size(), 1000u);
+      EXPECT_EQ(result->messages.back().data, "m" + std::to_string(kCount));
+    }
+  }
+  EXPECT_GT(failed, 0);
+  EXPECT_GT(partial, 0);
+  EXPECT_EQ(complete, 1);
+}
+
+// Messages after the checkpoint that the stream no longer holds (here purged) are counted.
+TEST_F(JetStreamReplayTest, MessagesGoneFromTheStreamAreCountedAsLost) {
+  CreateInboxStream(inbox_ + ".>");
+  auto seqs = client_->PublishN(inbox_ + ".tasks", 10, "m");
+  ASSERT_TRUE(seqs.ok());
+  jsOptions opts;
+  jsOptions_Init(&opts);
+  opts.Stream.Purge.Sequence = (*seqs)[6];  // removes everything below message 7
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  ASSERT_EQ(js_PurgeStream(client_->js(), stream_.c_str(), &opts, &jerr), NATS_OK) << jerr;
+  auto result = Replay((*seqs)[1]);  // the checkpoint had handled 2
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->lost, 4u);  // messages 3 to 6
+  ASSERT_EQ(result->messages.size(), 4u);
+  EXPECT_EQ(result->messages.front().data, "m7");
+  EXPECT_EQ(result->pending_count, 4u);
+  // All of them gone: still said.
+  opts.Stream.Purge.Sequence = 0;
+  ASSERT_EQ(js_PurgeStream(client_->js(), stream_.c_str(), &opts, &jerr), NATS_OK) << jerr;
+  auto all_gone = Replay((*seqs)[1]);
+  ASSERT_TRUE(all_gone.ok()) << all_gone.status().ToString();
+  EXPECT_EQ(all_gone->lost, 8u);
+  EXPECT_TRUE(all_gone->messages.empty());
+}
+
+// A backlog of uneven density on the durable's filter: the counts are exact, the newest 50 are
+// replayed, and only a bounded number of messages is read.
+TEST_F(JetStreamReplayTest, LongFilteredBacklogIsReadNearItsEnd) {
+  CreateInboxStream(inbox_ + ".>");
+  ASSERT_TRUE(client_->PublishN(inbox_ + ".tasks", 700, "a").ok());
+  ASSERT_TRUE(client_->PublishN(prefix_ + ".other.x", 1500, "o").ok());
+  auto floor = client_->PublishN(inbox_ + ".tasks", 400, "b");
+  ASSERT_TRUE(floor.ok());
+  ASSERT_TRUE(client_->PublishN(prefix_ + ".other.x", 900, "p").ok());
+  ASSERT_TRUE(client_->PublishN(inbox_ + ".tasks", 30, "c").ok());
+  AckThrough(floor->back());  // 1100 of the durable's messages handled
+  const StreamSnapshot stream_before = StreamState();
+  auto result = Replay(0);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->handled_count, 1100u);
+  EXPECT_EQ(result->pending_count, 30u);
+  EXPECT_EQ(result->truncated, 1130u - 50u);
+  ASSERT_EQ(result->messages.size(), 50u);
+  EXPECT_EQ(result->messages.front().data, "b381");
+  EXPECT_EQ(result->messages.back().data, "c30");
+  EXPECT_TRUE(result->messages[19].handled);
+  EXPECT_FALSE(result->messages[20].handled);
+  EXPECT_LE(result->messages_read, 200u);
+  EXPECT_EQ(StreamState(), stream_before);
+}
+
+// A consumer with several filter subjects (nats-server 2.10's filter_subjects, which nats.c 3.4
+// does not know) is refused clearly, never replayed unfiltered. nats-server 2.9 cannot make one,
+// so a server without JetStream and a responder answering the consumer info stand in.
+TEST_F(JetStreamReplayTest, SeveralFilterSubjectsAreRefusedNotReplayedUnfiltered) {
+  NatsServerProcess plain("-js=false");
+  natsConnection* nc = nullptr;
+  ASSERT_EQ(natsConnection_ConnectTo(&nc, plain.url().c_str()), NATS_OK);
+  natsSubscription* sub = nullptr;
+  auto respond = [](natsConnection* c, natsSubscription*, natsMsg* msg, void*) {
+    const char* info = R"({"type":"io.nats.jetstream.api.v1.consumer_info_response",)"
+                       R"("stream_name":"S","name":"agent","config":{"durable_name":"agent",)"
+                       R"("filter_subjects":["in.a.>","in.b.>"]},"delivered":{"stream_seq":9},)"
+                       R"("ack_floor":{"stream_seq":4},"num_pending":5})";
+    natsConnection_PublishString(c, natsMsg_GetReply(msg), info);
+    natsMsg_Destroy(msg);
+  };
+  ASSERT_EQ(natsConnection_Subscribe(&sub, nc, "$JS.API.CONSUMER.INFO.S.agent", respond, nullptr),
+            NATS_OK);
+  ASSERT_EQ(natsConnection_FlushTimeout(nc, 2000), NATS_OK);
+  JetStreamReplaySource source(nc, kDeadline);
+  NatsPosition p;
+  p.stream_name = "S";
+  p.consumer_name = "agent";
+  p.last_acked_sequence = 2;
+  auto result = source.ReadSince(p, 50, 100);
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition) << result.status().ToString();
+  EXPECT_NE(result.status().message().find("2 filter subjects (in.a.>, in.b.>)"), std::string::npos)
+      << result.status().ToString();
+  natsSubscription_Destroy(sub);
+  natsConnection_Close(nc);
+  natsConnection_Destroy(nc);
 }
 
 TEST_F(JetStreamReplayTest, NoConnectionIsUnavailable) {

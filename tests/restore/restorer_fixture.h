@@ -130,9 +130,10 @@ class RestorerTest : public ::testing::Test {
     sqlite3_close(db);
   }
 
-  StatusOr<RestoreResult> Run(RestoreOptions opts = {}, bool with_replay = true) {
+  StatusOr<RestoreResult> Run(RestoreOptions opts = {}, bool with_replay = true,
+                              WorkspaceAction workspace = WorkspaceAction::kLeave) {
     Restorer r(&env_, store_.get(), with_replay ? replay_.get() : nullptr, events_.get(), opts);
-    return r.Run(kAgent);
+    return r.Run(kAgent, nullptr, workspace);
   }
 
   std::string StoredStatus() {

@@ -62,6 +62,51 @@ TEST_F(RestorerTest, APreloadedCheckpointIsUsedWithoutLoadingAgain) {
                                                       "status:active@active", "restored@active"}));
 }
 
+// A checkpoint past its expireAt (CKPT_TTL_DAYS) is never restored, even while the store still
+// holds it: a cold start that names it.
+TEST_F(RestorerTest, AnExpiredCheckpointIsNeverUsed) {
+  Checkpoint cp = Put(3);
+  env_.SetUnixMillis(cp.expire_at_ms);  // expireAt is "at or before now"
+  auto r = Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->cold_start);
+  EXPECT_EQ(r->checkpoint_id, "");
+  EXPECT_EQ(replay_->calls, 0);
+  ASSERT_TRUE(r->expired.has_value());
+  EXPECT_EQ(r->expired->checkpoint_id, cp.checkpoint_id);
+  EXPECT_NE(r->prompt.find("cold start"), std::string::npos);
+  nlohmann::json ev = events_->restored().at(0);
+  EXPECT_EQ(ev["coldStart"], true);
+  EXPECT_EQ(ev["expired"]["sequenceNumber"], 3);
+  // A millisecond earlier it is used.
+  env_.SetUnixMillis(cp.expire_at_ms - 1);
+  auto before = Run();
+  ASSERT_TRUE(before.ok());
+  EXPECT_FALSE(before->cold_start);
+  EXPECT_EQ(before->sequence_number, 3);
+}
+
+// Messages the stream no longer holds, and a replay cut by its deadline, are said in the prompt
+// and in checkpoint.restored, with the counts the replay gave.
+TEST_F(RestorerTest, LostMessagesAndAPartialReplayAreSaid) {
+  Put(3);
+  replay_->result = MakeReplay(5, 3, 300);
+  replay_->result.lost = 4;
+  replay_->result.partial = true;
+  replay_->result.partial_reason = "the read deadline (5000 ms) passed after 8 of 20 messages";
+  auto r = Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->lost, 4u);
+  EXPECT_NE(r->prompt.find("MESSAGES LOST: the stream no longer holds 4 messages"),
+            std::string::npos)
+      << r->prompt;
+  EXPECT_NE(r->prompt.find("REPLAY PARTIAL"), std::string::npos);
+  nlohmann::json ev = events_->restored().at(0);
+  EXPECT_EQ(ev["lost"], 4);
+  EXPECT_EQ(ev["replayPartial"], replay_->result.partial_reason);
+  EXPECT_EQ(ev["handled"], r->handled);
+}
+
 TEST_F(RestorerTest, UsesTheLatestCheckpointReplaysAndGoesRecoveringThenActive) {
   Put(1);
   Put(2);

@@ -33,11 +33,30 @@ class RestorerWorkspaceTest : public RestorerTest {
   RestoreOptions opts_;
 };
 
+// A restore the agent did not ask for at its own start (the sidecar's start-up restore, POST
+// /v1/restore, checkpoint.restore) never changes the tree, even when it conflicts.
+TEST_F(RestorerWorkspaceTest, ConflictingChangesAreLeftInPlaceUnlessTheAgentAsks) {
+  Put(3, Workspace{{}, false, head_, "main"});  // clean at the checkpoint
+  repo_->Write("post.md", "v2, being written by the running agent\n");
+  repo_->Write("notes.txt", "untracked\n");
+  auto r = Run(opts_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->workspace_stashed);
+  EXPECT_TRUE(r->workspace_conflict_left);
+  EXPECT_TRUE(repo_->Stashes().empty());
+  EXPECT_EQ(repo_->Read("post.md"), "v2, being written by the running agent\n");
+  EXPECT_EQ(repo_->Read("notes.txt"), "untracked\n");
+  EXPECT_NE(r->prompt.find("WORKSPACE CHANGED"), std::string::npos);
+  EXPECT_EQ(r->prompt.find("WORKSPACE STASHED"), std::string::npos);
+  EXPECT_EQ(events_->restored().at(0)["workspaceStashed"], false);
+  EXPECT_EQ(events_->restored().at(0)["workspaceChangesLeft"], true);
+}
+
 TEST_F(RestorerWorkspaceTest, ConflictingChangesAreStashedUnderTheCheckpointsName) {
   Checkpoint cp = Put(3, Workspace{{}, false, head_, "main"});  // clean at the checkpoint
   repo_->Write("post.md", "v2, written after the checkpoint\n");
   repo_->Write("notes.txt", "untracked\n");
-  auto r = Run(opts_);
+  auto r = Run(opts_, true, WorkspaceAction::kStashConflicts);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->workspace_stashed) << r->workspace_error;
   EXPECT_NE(r->stash_message.find(cp.checkpoint_id), std::string::npos);
@@ -53,12 +72,13 @@ TEST_F(RestorerWorkspaceTest, ConflictingChangesAreStashedUnderTheCheckpointsNam
   EXPECT_NE(r->prompt.find("git stash pop"), std::string::npos);
   EXPECT_NE(r->prompt.find("- notes.txt"), std::string::npos);
   EXPECT_EQ(events_->restored().at(0)["workspaceStashed"], true);
+  EXPECT_FALSE(events_->restored().at(0).contains("workspaceChangesLeft"));
 }
 
 TEST_F(RestorerWorkspaceTest, ChangesTheCheckpointRecordedAreLeftAlone) {
   repo_->Write("post.md", "v2 in progress\n");
   Put(3, Workspace{{"post.md"}, true, head_, "main"});
-  auto r = Run(opts_);
+  auto r = Run(opts_, true, WorkspaceAction::kStashConflicts);
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->workspace_stashed);
   EXPECT_TRUE(repo_->Stashes().empty());
@@ -72,7 +92,7 @@ TEST_F(RestorerWorkspaceTest, DryRunWritesNothing) {
   repo_->Write("post.md", "changed\n");
   replay_->result = MakeReplay(3, 1, 100);
   opts_.dry_run = true;
-  auto r = Run(opts_);
+  auto r = Run(opts_, true, WorkspaceAction::kStashConflicts);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->sequence_number, 3);
   EXPECT_EQ(r->replayed, 3u);  // the replay itself is side-effect free and still runs

@@ -92,4 +92,14 @@ class RawSqlite {
   sqlite3* db_ = nullptr;
 };
 
+// Damages the stored document of `checkpoint_id` in the store file `db_path`: its sequenceNumber
+// becomes a string (the row keeps its sequence column), so it no longer decodes.
+inline void DamageStoredSequence(const std::string& db_path, const std::string& checkpoint_id) {
+  RawSqlite db(db_path);
+  db.Exec(
+      "UPDATE checkpoints SET document = CAST(json_set(CAST(document AS TEXT), "
+      "'$.sequenceNumber', 'damaged') AS BLOB) WHERE checkpoint_id = '" +
+      checkpoint_id + "'");
+}
+
 }  // namespace agentckpt::testing

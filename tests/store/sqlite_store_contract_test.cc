@@ -4,6 +4,7 @@
 #include <string>
 
 #include "store/checkpoint_store.h"
+#include "tests/store/raw_sqlite.h"
 #include "tests/store/store_contract.h"
 
 namespace agentckpt::testing {
@@ -18,9 +19,14 @@ std::unique_ptr<CheckpointStore> OpenSqliteStore(const std::string& temp_dir) {
   return std::move(store).value();
 }
 
+void DamageSqliteSequence(const std::string& temp_dir, const std::string& /*agent*/,
+                          const std::string& checkpoint_id) {
+  DamageStoredSequence(temp_dir + "/db/checkpoints.db", checkpoint_id);
+}
+
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreContractTest,
-                         ::testing::Values(StoreFactory{"sqlite", OpenSqliteStore,
-                                                        OpenSqliteStore}),
+                         ::testing::Values(StoreFactory{"sqlite", OpenSqliteStore, OpenSqliteStore,
+                                                        DamageSqliteSequence}),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <latch>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -108,6 +109,41 @@ TEST_P(StoreContractTest, PutThenLatestVerifiedReturnsTheSealedDocument) {
   auto agent = store().GetAgent("agent-marketing-prod");
   STORE_ASSERT_OK(agent);
   EXPECT_EQ(agent->last_sequence, 7);
+}
+
+// Damaged newest documents whose sequenceNumber does not parse are passed over (and reported),
+// however many there are, while an older good one exists.
+void ExpectFallbackPastDamagedNewest(StoreContractTest* test, CheckpointStore& store,
+                                     int64_t newest, int64_t damaged) {
+  std::vector<std::string> ids;
+  for (int64_t s = 1; s <= newest; ++s) {
+    SealedCheckpoint sealed = SealedAt("agent-a", s);
+    ids.push_back(sealed.doc.checkpoint_id);
+    STORE_ASSERT_OK(store.Put(sealed, PutOptions{kKeepAll}));
+  }
+  for (int64_t s = newest; s > newest - damaged; --s) test->Damage("agent-a", ids[s - 1]);
+  auto latest = store.GetLatestVerified("agent-a");
+  STORE_ASSERT_OK(latest);
+  EXPECT_EQ(latest->checkpoint.sequence_number, newest - damaged);
+  ASSERT_EQ(latest->skipped.size(), static_cast<size_t>(damaged));
+  std::set<std::string> skipped;
+  for (const SkippedCheckpoint& s : latest->skipped) skipped.insert(s.checkpoint_id);
+  for (int64_t s = newest; s > newest - damaged; --s) EXPECT_EQ(skipped.count(ids[s - 1]), 1u);
+}
+
+TEST_P(StoreContractTest, TwoDamagedNewestFallBackToTheGoodOlderOne) {
+  ExpectFallbackPastDamagedNewest(this, store(), 5, 2);
+}
+
+TEST_P(StoreContractTest, ManyDamagedNewestFallBackToTheGoodOlderOne) {
+  ExpectFallbackPastDamagedNewest(this, store(), 16, 14);
+}
+
+TEST_P(StoreContractTest, AllDamagedIsNotFound) {
+  SealedCheckpoint sealed = SealedAt("agent-a", 1);
+  STORE_ASSERT_OK(store().Put(sealed, PutOptions{kKeepAll}));
+  Damage("agent-a", sealed.doc.checkpoint_id);
+  STORE_EXPECT_CODE(store().GetLatestVerified("agent-a"), kNotFound);
 }
 
 TEST_P(StoreContractTest, GetsByIdAndBySequence) {

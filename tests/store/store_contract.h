@@ -34,6 +34,12 @@ struct StoreFactory {
   // have) on the store the last `make` returned. The lease tests use it for the stale writer;
   // when unset they use the same handle.
   std::function<std::unique_ptr<CheckpointStore>(const std::string& temp_dir)> reopen;
+  // Damages the stored document of `checkpoint_id` (of `agent`) behind the store's back, the
+  // backend's own way, so that its sequenceNumber no longer parses as an integer. The damaged-
+  // document tests use it.
+  std::function<void(const std::string& temp_dir, const std::string& agent,
+                     const std::string& checkpoint_id)>
+      damage_sequence;
 };
 
 inline void PrintTo(const StoreFactory& factory, std::ostream* os) { *os << factory.name; }
@@ -48,6 +54,14 @@ class StoreContractTest : public ::testing::TestWithParam<StoreFactory> {
   // A second handle on the same store (see StoreFactory::reopen), opened on first use.
   CheckpointStore& other_handle();
 
+ public:
+  // Damages a stored document (StoreFactory::damage_sequence).
+  void Damage(const std::string& agent, const std::string& checkpoint_id) {
+    ASSERT_TRUE(GetParam().damage_sequence) << GetParam().name << " has no damage hook";
+    GetParam().damage_sequence(dir_->path(), agent, checkpoint_id);
+  }
+
+ protected:
  private:
   std::unique_ptr<TempDir> dir_;  // declared first: outlives the store
   std::unique_ptr<CheckpointStore> store_;

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,11 @@ class GitTestRepo {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
   }
   void Remove(const std::string& rel) { std::remove((dir_ + "/" + rel).c_str()); }
+  // The file's bytes ("" when absent).
+  std::string Read(const std::string& rel) const {
+    std::ifstream in(dir_ + "/" + rel, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
 
   void Stage(const std::string& rel) {
     git_index* index = nullptr;

@@ -1,0 +1,167 @@
+// Replay cost against the backlog: the Restorer (real SQLite store with the 16k reference
+// checkpoint, real nats-server, JetStreamReplaySource) restoring with 50, 10,000 and 100,000
+// messages on the agent's subject after the checkpoint (the durable's ack floor 30 messages
+// before the end: 30 pending, the rest handled). Dry runs (no status write, no event), so every
+// run restores the same state. Prints totalMs and replayMs p50/p90/p99 per backlog and the ratio
+// of the largest to the smallest totalMs p99.
+//
+//   build/bin/replay_backlog_bench [--runs N]      (default 200 runs per backlog)
+#include <nats/nats.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/common/percentiles.h"
+#include "checkpoint/canonical.h"
+#include "common/env.h"
+#include "replay/jetstream_replay.h"
+#include "restore/restorer.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/jetstream_fixture.h"
+#include "tests/support/nats_server.h"
+#include "tests/support/temp_dir.h"
+
+namespace agentckpt::bench {
+namespace {
+
+constexpr char kAgent[] = "agent-bench";
+
+int Fail(const std::string& what) {
+  std::fprintf(stderr, "replay_backlog_bench: %s\n", what.c_str());
+  return 1;
+}
+
+// Publishes `n` messages on `subject` with asynchronous publishes; OK once all are stored.
+Status PublishAsync(jsCtx* js, const std::string& subject, int n) {
+  for (int i = 1; i <= n; ++i) {
+    std::string body = "message " + std::to_string(i) + " of the backlog";
+    natsStatus s =
+        js_PublishAsync(js, subject.c_str(), body.data(), static_cast<int>(body.size()), nullptr);
+    if (s != NATS_OK) return UnavailableError(std::string("publish: ") + natsStatus_GetText(s));
+  }
+  jsPubOptions opts;
+  jsPubOptions_Init(&opts);
+  opts.MaxWait = 60000;
+  natsStatus s = js_PublishAsyncComplete(js, &opts);
+  if (s != NATS_OK) return UnavailableError(std::string("publish: ") + natsStatus_GetText(s));
+  return OkStatus();
+}
+
+// A durable on `stream` (ack policy all) whose ack floor is `floor`: it fetches the first
+// `floor` messages in batches and acknowledges the last of each batch, which acknowledges all
+// before it.
+Status CreateDurableAt(jsCtx* js, const std::string& stream, const std::string& filter,
+                       uint64_t floor) {
+  jsConsumerConfig c;
+  jsConsumerConfig_Init(&c);
+  c.Durable = "agent";
+  c.AckPolicy = js_AckAll;
+  c.FilterSubject = filter.c_str();
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_AddConsumer(&ci, js, stream.c_str(), &c, nullptr, &jerr);
+  jsConsumerInfo_Destroy(ci);
+  if (s != NATS_OK) return UnavailableError(std::string("consumer: ") + natsStatus_GetText(s));
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = stream.c_str();
+  so.Consumer = "agent";
+  natsSubscription* sub = nullptr;
+  s = js_PullSubscribe(&sub, js, nullptr, "agent", nullptr, &so, &jerr);
+  if (s != NATS_OK) return UnavailableError(std::string("bind: ") + natsStatus_GetText(s));
+  uint64_t acked = 0;
+  while (s == NATS_OK && acked < floor) {
+    natsMsgList list;
+    const int batch = static_cast<int>(std::min<uint64_t>(500, floor - acked));
+    s = natsSubscription_Fetch(&list, sub, batch, 10000, &jerr);
+    if (s != NATS_OK || list.Count == 0) break;
+    s = natsMsg_AckSync(list.Msgs[list.Count - 1], nullptr, &jerr);
+    acked += static_cast<uint64_t>(list.Count);
+    natsMsgList_Destroy(&list);
+  }
+  natsSubscription_Destroy(sub);
+  if (s != NATS_OK) return UnavailableError(std::string("ack: ") + natsStatus_GetText(s));
+  return OkStatus();
+}
+
+int Run(int runs) {
+  testing::NatsServerProcess nats;
+  auto client = testing::JetStreamTestClient::Connect(nats.url());
+  if (!client.ok()) return Fail(client.status().ToString());
+  testing::TempDir dir;
+  auto store = OpenStore("sqlite://" + dir.File("store.db"));
+  if (!store.ok()) return Fail(store.status().ToString());
+
+  std::printf(
+      "Restorer dry runs: SQLite store, 16k reference checkpoint, %d runs per backlog, "
+      "CKPT_REPLAY_MAX 50, deadline 5000 ms, nats-server on loopback\n",
+      runs);
+  std::vector<double> p99s;
+  for (int backlog : {50, 10000, 100000}) {
+    const std::string stream = "INBOX" + std::to_string(backlog);
+    const std::string subject = "inbox." + stream + ".task";
+    if (auto st = (*client)->CreateStream(stream, {"inbox." + stream + ".>"}); !st.ok()) {
+      return Fail(st.ToString());
+    }
+    if (auto st = PublishAsync((*client)->js(), subject, backlog); !st.ok()) {
+      return Fail(st.ToString());
+    }
+    if (auto st = CreateDurableAt((*client)->js(), stream, "inbox." + stream + ".>",
+                                  static_cast<uint64_t>(backlog - 30));
+        !st.ok()) {
+      return Fail(st.ToString());
+    }
+    // The checkpoint: the 16k fixture at the stream's start (everything after it is backlog).
+    Checkpoint cp = testing::LoadFixtureCheckpoint("checkpoint-16k.json");
+    const std::string agent = std::string(kAgent) + "-" + std::to_string(backlog);
+    cp.agent_id = agent;
+    cp.checkpoint_id[0] = static_cast<char>('a' + p99s.size());  // one id per backlog
+    cp.sequence_number = backlog;
+    cp.timestamp_ms = Env::Default()->NowUnixMillis();
+    cp.nats_position = NatsPosition{stream, "agent", 0, static_cast<uint64_t>(backlog)};
+    auto sealed = Seal(cp);
+    if (!sealed.ok()) return Fail(sealed.status().ToString());
+    if (auto put = (*store)->Put(*sealed, PutOptions{}); !put.ok()) {
+      return Fail(put.status().ToString());
+    }
+
+    JetStreamReplaySource replay((*client)->connection(), std::chrono::milliseconds(5000));
+    RestoreOptions options;
+    options.dry_run = true;
+    Restorer restorer(Env::Default(), store->get(), &replay, nullptr, options);
+    Latencies total, replay_phase;
+    for (int i = 0; i < runs + 5; ++i) {  // the first 5 warm up
+      auto r = restorer.Run(agent);
+      if (!r.ok()) return Fail(r.status().ToString());
+      if (!r->replay_error.empty() || r->replayed != 50 || r->pending != 30 ||
+          r->handled != static_cast<uint64_t>(backlog - 30)) {
+        return Fail("unexpected replay: " + r->EventJson().dump());
+      }
+      if (i < 5) continue;
+      total.Add(r->timings.total_ms * 1000);
+      replay_phase.Add(r->timings.replay_ms * 1000);
+    }
+    total.Print("backlog " + std::to_string(backlog) + " totalMs");
+    replay_phase.Print("backlog " + std::to_string(backlog) + " replayMs");
+    p99s.push_back(total.Percentile(99));
+  }
+  const double ratio =
+      *std::max_element(p99s.begin(), p99s.end()) / *std::min_element(p99s.begin(), p99s.end());
+  std::printf("totalMs p99: largest / smallest = %.3f (target <= 1.25)\n", ratio);
+  return 0;
+}
+
+}  // namespace
+}  // namespace agentckpt::bench
+
+int main(int argc, char** argv) {
+  int runs = 200;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
+  }
+  return agentckpt::bench::Run(runs);
+}
