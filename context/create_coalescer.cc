@@ -42,10 +42,7 @@ bool TokenBucket::TryTake() {
 }
 
 CreateCoalescer::CreateCoalescer(Env* env, WriteFn write, CoalescerOptions options)
-    : env_(env),
-      write_(std::move(write)),
-      options_(options),
-      bucket_(env, options.rate_per_s, options.burst) {
+    : write_(std::move(write)), options_(options), bucket_(env, options.rate_per_s, options.burst) {
   thread_ = std::thread([this] { Loop(); });
 }
 

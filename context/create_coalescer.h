@@ -73,7 +73,6 @@ class CreateCoalescer {
   };
   void Loop();
 
-  Env* env_;
   WriteFn write_;
   CoalescerOptions options_;
   TokenBucket bucket_;
