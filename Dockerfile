@@ -16,7 +16,7 @@ RUN apt-get update \
       build-essential cmake pkg-config git ca-certificates \
       libnats-dev libcpprest-dev nlohmann-json3-dev libssl-dev libspdlog-dev \
       libsqlite3-dev libsimdjson-dev libgit2-dev libcli11-dev libgtest-dev libgmock-dev \
-      libpcre2-dev nodejs npm \
+      libpcre2-dev libboost-dev nodejs npm \
  && rm -rf /var/lib/apt/lists/*
 ARG AGENTCKPT_WERROR=OFF
 WORKDIR /src
