@@ -72,6 +72,7 @@ struct Restorer::RunState {
   std::optional<Checkpoint> cp;
   std::optional<ReplayResult> replay;
   std::optional<Workspace> ws_now;
+  JournalLoad journal;  // the journal folded into the checkpoint (load phase)
   WorkspaceAction workspace = WorkspaceAction::kLeave;  // whether the workspace step may stash
   RestoreResult r;
 };
@@ -109,7 +110,7 @@ Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preload
   } else {
     latest = store_->GetLatestVerified(agent_id);
   }
-  JournalLoad journal;
+  JournalLoad& journal = run->journal;
   if (latest.ok() && latest->checkpoint.expire_at_ms > 0 &&
       latest->checkpoint.expire_at_ms <= started_unix_ms) {
     // Past its expireAt (CKPT_TTL_DAYS): never used, even before the sweep deletes it. Older
@@ -237,7 +238,7 @@ void Restorer::PromptPhase(const std::string& agent_id, RunState* run) {
   in.stale = r.stale;
   in.stale_after_ms = options_.stale_after_ms;
   in.skipped = r.skipped;
-  in.journal_note = DescribeJournalLoad(journal);
+  in.journal_note = DescribeJournalLoad(run->journal);
   if (options_.redact) in.journal_note = options_.redact(in.journal_note);
   in.replay_configured = replay_ != nullptr;
   in.replay = replay ? &*replay : nullptr;

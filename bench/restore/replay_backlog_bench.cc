@@ -19,6 +19,7 @@
 #include "checkpoint/canonical.h"
 #include "common/env.h"
 #include "replay/jetstream_replay.h"
+#include "restore/restore_result.h"
 #include "restore/restorer.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/jetstream_fixture.h"
@@ -139,7 +140,7 @@ int Run(int runs) {
       if (!r.ok()) return Fail(r.status().ToString());
       if (!r->replay_error.empty() || r->replayed != 50 || r->pending != 30 ||
           r->handled != static_cast<uint64_t>(backlog - 30)) {
-        return Fail("unexpected replay: " + r->EventJson().dump());
+        return Fail("unexpected replay: " + RestoredEventPayload(*r).dump());
       }
       if (i < 5) continue;
       total.Add(r->timings.total_ms * 1000);
