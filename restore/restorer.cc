@@ -70,6 +70,7 @@ struct Restorer::RunState {
   const bool announce;    // live, with somewhere to publish
   double preload_ms = 0;  // the load of a preloaded checkpoint, counted in the load phase
   std::optional<Checkpoint> cp;
+  std::string journal_note;  // DescribeJournalLoad of the load phase, for the prompt
   std::optional<ReplayResult> replay;
   std::optional<Workspace> ws_now;
   WorkspaceAction workspace = WorkspaceAction::kLeave;  // whether the workspace step may stash
@@ -157,6 +158,7 @@ Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preload
     }
     if (!journal.error.empty()) r.journal["error"] = journal.error;
   }
+  run->journal_note = DescribeJournalLoad(journal);
   r.timings.load_ms = preload_ms + run->clock.Lap();
   return OkStatus();
 }
@@ -237,7 +239,7 @@ void Restorer::PromptPhase(const std::string& agent_id, RunState* run) {
   in.stale = r.stale;
   in.stale_after_ms = options_.stale_after_ms;
   in.skipped = r.skipped;
-  in.journal_note = DescribeJournalLoad(journal);
+  in.journal_note = run->journal_note;
   if (options_.redact) in.journal_note = options_.redact(in.journal_note);
   in.replay_configured = replay_ != nullptr;
   in.replay = replay ? &*replay : nullptr;
