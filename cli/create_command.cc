@@ -13,6 +13,7 @@
 
 #include "cli/terminal_output.h"
 #include "common/ids.h"
+#include "nats/subjects.h"
 #include "sidecar/config.h"
 
 namespace agentckpt {
@@ -112,15 +113,16 @@ std::string Text(const json& j, const char* key) {
 // Sends the request and waits as described in create_command.h.
 StatusOr<Outcome> RequestCheckpoint(natsConnection* nc, const std::string& agent,
                                     const json& request, double timeout_s, Progress* progress) {
-  const std::string prefix = "agent." + agent + ".checkpoint.";
   const std::string trigger = request["trigger"].get<std::string>();
   natsInbox* reply_subject = nullptr;
   if (natsInbox_Create(&reply_subject) != NATS_OK) return InternalError("natsInbox_Create failed");
   std::unique_ptr<natsInbox, void (*)(natsInbox*)> reply_owner(reply_subject, natsInbox_Destroy);
   Subscriptions subs;
   Status subscribed = subs.Add(nc, reply_subject, Received::kReply);
-  if (subscribed.ok()) subscribed = subs.Add(nc, prefix + "created", Received::kCreated);
-  if (subscribed.ok()) subscribed = subs.Add(nc, prefix + "failed", Received::kFailed);
+  if (subscribed.ok())
+    subscribed = subs.Add(nc, subjects::CheckpointCreated(agent), Received::kCreated);
+  if (subscribed.ok())
+    subscribed = subs.Add(nc, subjects::CheckpointFailed(agent), Received::kFailed);
   if (!subscribed.ok()) return subscribed;
   Inbox& inbox = subs.inbox();
   // The server knows the subscriptions before the request goes out.
@@ -128,10 +130,10 @@ StatusOr<Outcome> RequestCheckpoint(natsConnection* nc, const std::string& agent
     return UnavailableError("NATS did not confirm the subscriptions");
   }
   const std::string body = request.dump();
-  if (natsConnection_PublishRequestString(nc, (prefix + "create").c_str(), reply_subject,
-                                          body.c_str()) != NATS_OK ||
+  if (natsConnection_PublishRequestString(nc, subjects::CheckpointCreate(agent).c_str(),
+                                          reply_subject, body.c_str()) != NATS_OK ||
       natsConnection_FlushTimeout(nc, 5000) != NATS_OK) {
-    return UnavailableError("cannot publish on " + prefix + "create");
+    return UnavailableError("cannot publish on " + subjects::CheckpointCreate(agent));
   }
 
   const Clock::time_point start = Clock::now();
@@ -264,7 +266,7 @@ int CreateCommand::Execute() {
       break;
     case Outcome::kNoResponders:
       out["result"] = "timeout";
-      out["reason"] = "no sidecar listens on agent." + agent_ + ".checkpoint.create";
+      out["reason"] = "no sidecar listens on " + subjects::CheckpointCreate(agent_);
       code = 3;
       break;
   }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "nats/nats_connect.h"
 #include "nats/nats_options.h"
 
 namespace CLI {
@@ -28,28 +29,19 @@ struct NatsClientOptions : NatsAuthOptions {
   int timeout_ms = 5000;  // connect, and each request made over the connection
 };
 
-// Closes and destroys a connection.
-struct NatsConnectionCloser {
-  void operator()(natsConnection* nc) const {
-    natsConnection_Close(nc);
-    natsConnection_Destroy(nc);
-  }
-};
-using NatsConnectionPtr = std::unique_ptr<natsConnection, NatsConnectionCloser>;
+// An open connection, closed and destroyed with its handle.
+using NatsConnectionPtr = nats_handles::ConnectionPtr;
 
 // Checks that the URL looks like one and that paired options come together (user and password,
 // certificate and key; an nkey needs its seed). kInvalidArgument naming the flag. Thread-safe.
 Status CheckNatsClientOptions(const NatsClientOptions& options);
 
-// Connects once (no reconnects) with `options`; `client_name` is shown by the server.
-// kInvalidArgument if an option is unusable (bad URL, unreadable credentials), kUnauthenticated
-// if the server refuses the credentials, kUnavailable if the server cannot be reached.
-// Thread-safe.
+// Connects once (no reconnects) with `options` (ConnectNatsOnce, nats/nats_connect.h);
+// `client_name` is shown by the server. kInvalidArgument if an option is unusable (bad URL,
+// unreadable credentials), kUnauthenticated if the server refuses the credentials, kUnavailable if
+// the server cannot be reached. Thread-safe.
 StatusOr<NatsConnectionPtr> ConnectNats(const NatsClientOptions& options,
                                         const std::string& client_name);
-
-// `url` with any user:password@ part replaced by ***@, for messages. Thread-safe.
-std::string RedactNatsUrl(const std::string& url);
 
 // Adds --nats, --nats-creds, --nats-nkey, --nats-nkey-seed, --nats-user, --nats-password,
 // --nats-tls-ca, --nats-tls-cert and --nats-tls-key to `command`, bound to `options`, after

@@ -9,6 +9,7 @@
 
 #include "cli/terminal_output.h"
 #include "common/env.h"
+#include "nats/subjects.h"
 #include "redact/redactor.h"
 #include "replay/jetstream_replay.h"
 #include "restore/restore_result.h"
@@ -140,9 +141,8 @@ int RestoreCommand::Execute() {
   if (!dry_run_) {
     std::fprintf(stderr,
                  "agentckpt restore: only --dry-run is supported here. A live restore is the "
-                 "sidecar's job: POST /v1/restore on its HTTP API, or a request on "
-                 "agent.%s.checkpoint.restore.\n",
-                 agent.empty() ? "{id}" : agent.c_str());
+                 "sidecar's job: POST /v1/restore on its HTTP API, or a request on %s.\n",
+                 subjects::CheckpointRestore(agent.empty() ? "{id}" : agent).c_str());
     return 2;
   }
   if (agent.empty()) {

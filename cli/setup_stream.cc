@@ -10,7 +10,6 @@
 #include "common/status_macros.h"
 #include "nats/nats_connect.h"
 #include "nats/nats_handles.h"
-#include "nats/ssl_call_lock.h"
 
 namespace agentckpt {
 namespace {
@@ -19,7 +18,6 @@ constexpr int64_t kNanosPerSecond = 1000000000;
 
 using nats_handles::ConsumerInfoPtr;
 using nats_handles::JsCtxPtr;
-using nats_handles::OptionsPtr;
 using nats_handles::StreamInfoPtr;
 
 Status CheckName(const char* what, const std::string& name) {
@@ -36,15 +34,8 @@ Status CheckName(const char* what, const std::string& name) {
   return OkStatus();
 }
 
-// The last error text of this thread in nats.c, for messages.
-std::string NatsDetail(natsStatus s) {
-  const char* text = nats_GetLastError(nullptr);
-  if (text != nullptr && *text != '\0') return text;
-  return natsStatus_GetText(s);
-}
-
 Status FromJetStream(natsConnection* nc, natsStatus s, jsErrCode jerr, const std::string& what) {
-  std::string detail = NatsDetail(s);
+  std::string detail = NatsErrorDetail(s);
   if (jerr == JSNotEnabledErr || jerr == JSNotEnabledForAccountErr) {
     return FailedPreconditionError(what + ": JetStream is not enabled for this account");
   }
@@ -178,42 +169,9 @@ Status EnsureConsumer(natsConnection* nc, jsCtx* js, const char* stream, jsConsu
 
 }  // namespace
 
-std::string RedactNatsUrl(const std::string& url) {
-  size_t at = url.rfind('@');
-  if (at == std::string::npos) return url;
-  size_t scheme = url.find("://");
-  size_t start = scheme == std::string::npos || scheme > at ? 0 : scheme + 3;
-  return url.substr(0, start) + "***" + url.substr(at);
-}
-
 StatusOr<NatsConnectionPtr> ConnectNats(const NatsClientOptions& o,
                                         const std::string& client_name) {
-  natsOptions* raw = nullptr;
-  if (natsOptions_Create(&raw) != NATS_OK) return InternalError("natsOptions_Create failed");
-  OptionsPtr opts(raw);
-  natsStatus s;
-  if ((s = natsOptions_SetURL(opts.get(), o.nats_url.c_str())) != NATS_OK) {
-    return NatsOptionError("NATS_URL", s);
-  }
-  natsOptions_SetName(opts.get(), client_name.c_str());
-  natsOptions_SetTimeout(opts.get(), o.timeout_ms);
-  natsOptions_SetAllowReconnect(opts.get(), false);
-  RETURN_IF_ERROR(ApplyNatsAuthOptions(opts.get(), o));
-  // nats.c reads and writes one OpenSSL connection from two threads (nats/ssl_call_lock.h).
-  (void)SslCallsAreSerialized();
-  // A client that signs the server's nonce tries again before it calls its credentials
-  // refused (nats/nats_connect.h: nats.c drops one signature in 256).
-  const bool signs_nonce = SignsNonce(o);
-  natsConnection* nc = nullptr;
-  s = ConnectRetryingRefusedSignature(opts.get(), signs_nonce ? kSignedConnectAttempts : 1, &nc);
-  if (s == NATS_CONNECTION_AUTH_FAILED) {
-    return UnauthenticatedError("NATS refused the credentials: " + NatsDetail(s));
-  }
-  if (s != NATS_OK) {
-    return UnavailableError("cannot connect to NATS at " + RedactNatsUrl(o.nats_url) + ": " +
-                            NatsDetail(s));
-  }
-  return NatsConnectionPtr(nc);
+  return ConnectNatsOnce(o.nats_url, o, client_name, o.timeout_ms);
 }
 
 Status CheckNatsClientOptions(const NatsClientOptions& o) {

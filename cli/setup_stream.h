@@ -27,6 +27,7 @@
 
 #include "cli/nats_client.h"
 #include "common/status.h"
+#include "nats/subjects.h"
 
 namespace CLI {
 class App;
@@ -42,7 +43,7 @@ struct SetupStreamOptions : NatsClientOptions {
   // Comma-separated subjects the stream captures; "{agent}" is replaced by agent_id. Each must
   // lie under agent.{agent}. and must not cover agent.{agent}.checkpoint.* (the sidecar's own
   // subjects, which must never land in the agent's inbox).
-  std::string subjects = "agent.{agent}.inbox.>";
+  std::string subjects = agentckpt::subjects::kInboxTemplate;
   int64_t max_age_s = 0;  // 0: messages do not expire by age
   int replicas = 1;       // 1-5
 };

@@ -6,6 +6,7 @@
 #include "cli/setup_stream.h"
 #include "common/ids.h"
 #include "common/status_macros.h"
+#include "nats/subjects.h"
 
 namespace agentckpt {
 namespace {
@@ -31,7 +32,7 @@ std::string Trim(const std::string& s) {
 
 StatusOr<std::vector<std::string>> ExpandSetupSubjects(const SetupStreamOptions& options) {
   RETURN_IF_ERROR(ValidateAgentId(options.agent_id));
-  const std::string prefix = "agent." + options.agent_id + ".";
+  const std::string prefix = subjects::AgentPrefix(options.agent_id);
   std::vector<std::string> out;
   for (const std::string& raw : SplitTokens(options.subjects, ',')) {
     std::string subject = Trim(raw);

@@ -6,6 +6,9 @@
 #include <cstring>
 #include <ctime>
 
+#include "nats/nats_connect.h"
+#include "nats/subjects.h"
+
 namespace demo {
 namespace {
 
@@ -29,7 +32,13 @@ std::string Now() {
 }  // namespace
 
 Nats::Nats(const std::string& url) {
-  Check(natsConnection_ConnectTo(&nc_, url.c_str()), "connect to NATS");
+  auto connected = agentckpt::ConnectNatsUrl(url);
+  if (!connected.ok()) {
+    std::fprintf(stderr, "demo_agent: connect to NATS: %s\n",
+                 connected.status().ToString().c_str());
+    std::exit(1);
+  }
+  nc_ = connected->release();
   Check(natsConnection_JetStream(&js_, nc_, nullptr), "JetStream context");
 }
 
@@ -116,7 +125,7 @@ std::vector<InboxMessage> Nats::FetchAndAck(
 
 bool Nats::Watch(const std::string& agent, int seconds, const std::string& until_suffix) {
   natsSubscription* sub = nullptr;
-  std::string subject = "agent." + agent + ".>";
+  std::string subject = agentckpt::subjects::AgentAll(agent);
   Check(natsConnection_SubscribeSync(&sub, nc_, subject.c_str()), "subscribe");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   bool seen = false;

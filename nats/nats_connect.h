@@ -8,6 +8,12 @@
 
 #include <nats/nats.h>
 
+#include <string>
+
+#include "common/status.h"
+#include "nats/nats_handles.h"
+#include "nats/nats_options.h"
+
 namespace agentckpt {
 
 // How many connections a signing client makes before it reports the credentials refused:
@@ -21,5 +27,42 @@ inline constexpr int kSignedConnectAttempts = 4;
 // null) to the number of connections made. Thread-safe as natsConnection_Connect is.
 natsStatus ConnectRetryingRefusedSignature(natsOptions* opts, int attempts, natsConnection** nc,
                                            int* connections = nullptr);
+
+// New nats.c options for `url` with `auth` (ApplyNatsAuthOptions) and the TLS call lock on
+// (ssl_call_lock.h); everything else is nats.c's default (reconnects allowed), for the caller to
+// change before ConnectWithOptions. kInvalidArgument naming NATS_URL or the refused setting,
+// kInternal if nats.c cannot allocate. Thread-safe.
+StatusOr<nats_handles::OptionsPtr> NewNatsOptions(const std::string& url,
+                                                  const NatsAuthOptions& auth);
+
+// Connects with `opts` (made by NewNatsOptions for `url` and `auth`), retrying a refused
+// signature when `auth` signs the nonce (SignsNonce). kUnauthenticated if the server refuses
+// the credentials, kUnavailable otherwise ("cannot connect to NATS at <url, redacted>: ...").
+// Thread-safe.
+StatusOr<nats_handles::ConnectionPtr> ConnectWithOptions(natsOptions* opts, const std::string& url,
+                                                         const NatsAuthOptions& auth);
+
+// NewNatsOptions and ConnectWithOptions with nats.c's defaults: the connection reconnects as nats.c
+// does by default. The same Status codes. Thread-safe.
+StatusOr<nats_handles::ConnectionPtr> ConnectNatsUrl(const std::string& url,
+                                                     const NatsAuthOptions& auth = {});
+
+// Connects once (no reconnects) to `url` with `auth` (ApplyNatsAuthOptions), waiting at most
+// `timeout_ms`; `client_name` is shown by the server. Turns the TLS call lock on
+// (ssl_call_lock.h) and retries a refused signature when `auth` signs the nonce. Returns the
+// open connection, closed and destroyed when the handle goes. kInvalidArgument if an option is
+// unusable (bad URL, unreadable credentials), kUnauthenticated if the server refuses the
+// credentials, kUnavailable if the server cannot be reached, kInternal if nats.c cannot
+// allocate its options. Thread-safe.
+StatusOr<nats_handles::ConnectionPtr> ConnectNatsOnce(const std::string& url,
+                                                      const NatsAuthOptions& auth,
+                                                      const std::string& client_name,
+                                                      int timeout_ms);
+
+// `url` with any user:password@ part replaced by ***@, for messages. Thread-safe.
+std::string RedactNatsUrl(const std::string& url);
+
+// nats.c's last error text on this thread, or the text of `s` when there is none; for messages.
+std::string NatsErrorDetail(natsStatus s);
 
 }  // namespace agentckpt

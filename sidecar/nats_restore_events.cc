@@ -1,6 +1,7 @@
 #include "sidecar/nats_restore_events.h"
 
 #include "common/time_format.h"
+#include "nats/subjects.h"
 #include "observability/json_log.h"
 #include "restore/restore_result.h"
 
@@ -19,19 +20,19 @@ void NatsRestoreEvents::Publish(const std::string& event, const std::string& sub
 }
 
 void NatsRestoreEvents::PublishStatus(const std::string& agent_id, const std::string& status) {
-  Publish("status", "agent." + agent_id + ".status",
+  Publish("status", subjects::Status(agent_id),
           {{"agentId", agent_id},
            {"status", status},
            {"at", FormatRfc3339Millis(env_->NowUnixMillis())}});
 }
 
 void NatsRestoreEvents::PublishRestored(const std::string& agent_id, const RestoreResult& result) {
-  Publish("checkpoint.restored", "agent." + agent_id + ".checkpoint.restored",
+  Publish("checkpoint.restored", subjects::CheckpointRestored(agent_id),
           RestoredEventPayload(result));
 }
 
 void NatsRestoreEvents::PublishFailed(const std::string& agent_id, const Status& status) {
-  Publish("checkpoint.failed", "agent." + agent_id + ".checkpoint.failed",
+  Publish("checkpoint.failed", subjects::CheckpointFailed(agent_id),
           {{"operation", "restore"}, {"reason", status.ToString()}});
 }
 

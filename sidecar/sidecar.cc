@@ -9,9 +9,10 @@
 #include "common/status_macros.h"
 #include "context/create_request.h"
 #include "crypto/encrypting_store.h"
+#include "nats/subjects.h"
 #include "observability/json_log.h"
-#include "store/journal_load.h"
 #include "sidecar/restore_service.h"
+#include "store/journal_load.h"
 #include "workspace/git_workspace.h"
 
 namespace agentckpt {
@@ -75,7 +76,7 @@ void Sidecar::Stop() {
 }
 
 std::string Sidecar::Subject(const std::string& suffix) const {
-  return "agent." + config_.agent_id + "." + suffix;
+  return subjects::AgentPrefix(config_.agent_id) + suffix;
 }
 
 StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, Env* env) {
@@ -262,7 +263,8 @@ void Sidecar::OnLeaseLost(const Status& reason, bool from_renewal) {
     writer_->Fence(reason);
     json payload = {
         {"operation", "lease"}, {"trigger", "lease_renewal"}, {"reason", reason.ToString()}};
-    Status st = nats_->Publish("checkpoint.failed", Subject("checkpoint.failed"), Dump(payload));
+    Status st = nats_->Publish("checkpoint.failed", subjects::CheckpointFailed(config_.agent_id),
+                               Dump(payload));
     if (!st.ok())
       LogWarn("event dropped", {{"event", "checkpoint.failed"}, {"reason", st.ToString()}});
   }
@@ -351,9 +353,9 @@ Status Sidecar::Start() {
   if (!listening.ok()) {
     return InvalidArgumentError("CKPT_HTTP_ADDR (--http-addr): " + listening.message());
   }
-  RETURN_IF_ERROR(nats_->Subscribe(Subject("checkpoint.create"),
+  RETURN_IF_ERROR(nats_->Subscribe(subjects::CheckpointCreate(config_.agent_id),
                                    [this](const NatsRequest& r) { OnCreateRequest(r); }));
-  RETURN_IF_ERROR(nats_->Subscribe(Subject("checkpoint.restore"),
+  RETURN_IF_ERROR(nats_->Subscribe(subjects::CheckpointRestore(config_.agent_id),
                                    [this](const NatsRequest& r) { OnRestoreRequest(r); }));
   periodic_ = std::thread([this] { PeriodicLoop(); });
   sweeper_->Start();

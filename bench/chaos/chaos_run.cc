@@ -12,6 +12,7 @@
 #include "bench/chaos/chaos_summary.h"
 #include "examples/reference_agent/agent_inbox.h"
 #include "examples/reference_agent/sidecar_client.h"
+#include "nats/nats_connect.h"
 #include "store/checkpoint_store.h"
 
 namespace chaos {
@@ -101,11 +102,10 @@ Status ChaosRun::Setup() {
   Status st = obs_.Start("nats://127.0.0.1:" + std::to_string(nats_port_), o_.agent_id, kStream);
   if (!st.ok()) return st;
   {
-    natsConnection* nc = nullptr;
     std::string url = "nats://127.0.0.1:" + std::to_string(nats_port_);
-    if (natsConnection_ConnectTo(&nc, url.c_str()) != NATS_OK) {
-      return agentckpt::UnavailableError("connect for setup");
-    }
+    auto connected = agentckpt::ConnectNatsUrl(url);
+    if (!connected.ok()) return agentckpt::UnavailableError("connect for setup");
+    natsConnection* nc = connected->release();
     st = reference_agent::SetupInbox(nc, kStream, o_.agent_id, 3000);
     natsConnection_Destroy(nc);
     if (!st.ok()) return st;

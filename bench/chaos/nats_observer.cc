@@ -4,6 +4,8 @@
 
 #include "examples/reference_agent/agent_inbox.h"
 #include "examples/reference_agent/side_effect_journal.h"
+#include "nats/nats_connect.h"
+#include "nats/subjects.h"
 
 namespace chaos {
 
@@ -46,13 +48,14 @@ Status NatsObserver::Start(const std::string& url, const std::string& agent,
                            const std::string& stream) {
   agent_ = agent;
   stream_ = stream;
-  natsStatus s = natsConnection_ConnectTo(&nc_, url.c_str());
-  if (s != NATS_OK) {
-    return agentckpt::UnavailableError("connect " + url + ": " + natsStatus_GetText(s));
+  auto connected = agentckpt::ConnectNatsUrl(url);
+  if (!connected.ok()) {
+    return agentckpt::UnavailableError("connect " + url + ": " + connected.status().message());
   }
-  s = natsConnection_JetStream(&js_, nc_, nullptr);
-  for (const std::string& subject :
-       {"agent." + agent + ".>", reference_agent::InboxFilter(agent), "out." + agent + ".>"}) {
+  nc_ = connected->release();
+  natsStatus s = natsConnection_JetStream(&js_, nc_, nullptr);
+  for (const std::string& subject : {agentckpt::subjects::AgentAll(agent),
+                                     reference_agent::InboxFilter(agent), "out." + agent + ".>"}) {
     if (s != NATS_OK) break;
     natsSubscription* sub = nullptr;
     s = natsConnection_Subscribe(&sub, nc_, subject.c_str(), &NatsObserver::OnMessage, this);

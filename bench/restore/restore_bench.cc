@@ -20,6 +20,7 @@
 #include "checkpoint/canonical.h"
 #include "checkpoint/checkpoint_json.h"
 #include "common/env.h"
+#include "nats/subjects.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tests/support/jetstream_fixture.h"
 #include "tests/support/nats_server.h"
@@ -84,7 +85,7 @@ int Run(int runs, const std::string& fixtures, const std::string& bin) {
   }
 
   natsSubscription* sub = nullptr;
-  std::string subject = std::string("agent.") + kAgent + ".checkpoint.restored";
+  std::string subject = subjects::CheckpointRestored(kAgent);
   natsConnection_SubscribeSync(&sub, (*client)->connection(), subject.c_str());
   natsConnection_Flush((*client)->connection());
 

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <thread>
 
+#include "nats/nats_connect.h"
+
 namespace reference_agent {
 namespace {
 
@@ -69,11 +71,13 @@ StatusOr<std::unique_ptr<AgentInbox>> AgentInbox::Open(const std::string& nats_u
   std::unique_ptr<AgentInbox> in(new AgentInbox());
   in->agent_ = agent;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(connect_timeout_ms);
-  natsStatus s = NATS_OK;
-  while ((s = natsConnection_ConnectTo(&in->nc_, nats_url.c_str())) != NATS_OK) {
-    if (std::chrono::steady_clock::now() > deadline) return FromNats(s, "connect " + nats_url);
+  auto connected = agentckpt::ConnectNatsUrl(nats_url);
+  while (!connected.ok()) {
+    if (std::chrono::steady_clock::now() > deadline) return connected.status();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    connected = agentckpt::ConnectNatsUrl(nats_url);
   }
+  in->nc_ = connected->release();
   Status st = FromNats(natsConnection_JetStream(&in->js_, in->nc_, nullptr), "JetStream context");
   if (!st.ok()) return st;
   jsSubOptions so;

@@ -15,6 +15,7 @@
 
 #include "examples/reference_agent/agent_inbox.h"
 #include "examples/reference_agent/agent_loop.h"
+#include "nats/nats_connect.h"
 
 namespace {
 
@@ -24,13 +25,13 @@ void OnStop(int) { g_stop.store(true); }
 
 int Setup(const std::string& url, const std::string& stream, const std::string& agent,
           int64_t ack_wait_ms) {
-  natsConnection* nc = nullptr;
-  natsStatus s = natsConnection_ConnectTo(&nc, url.c_str());
-  if (s != NATS_OK) {
+  auto connected = agentckpt::ConnectNatsUrl(url);
+  if (!connected.ok()) {
     std::fprintf(stderr, "reference_agent setup: connect %s: %s\n", url.c_str(),
-                 natsStatus_GetText(s));
+                 connected.status().ToString().c_str());
     return 1;
   }
+  natsConnection* nc = connected->release();
   agentckpt::Status st = reference_agent::SetupInbox(nc, stream, agent, ack_wait_ms);
   natsConnection_Destroy(nc);
   if (!st.ok()) {

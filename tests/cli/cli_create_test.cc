@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "nats/subjects.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/sidecar/sidecar_test_env.h"
 
@@ -46,7 +47,7 @@ TEST_F(CliCreateTest, CreateReturnsTheCreatedCheckpointWhichIsInTheStore) {
   // The sidecar announced the same checkpoint on checkpoint.created.
   nlohmann::json event = NextEvent();
   ASSERT_TRUE(event.is_object());
-  EXPECT_EQ(event["subject"], std::string("agent.") + kProcAgent + ".checkpoint.created");
+  EXPECT_EQ(event["subject"], subjects::CheckpointCreated(kProcAgent));
   EXPECT_EQ(event["data"]["checkpointId"], id);
   EXPECT_EQ(event["data"]["sequenceNumber"], j["sequenceNumber"]);
   // And it is in the store, with the manual trigger.
@@ -79,7 +80,7 @@ TEST_F(CliCreateTest, NoSidecarExits3) {
   EXPECT_NE(none.err.find("no sidecar listens"), std::string::npos) << none.err;
   // Something listens but never answers: the timeout expires.
   natsSubscription* silent = nullptr;
-  const std::string subject = std::string("agent.") + kProcAgent + ".checkpoint.create";
+  const std::string subject = subjects::CheckpointCreate(kProcAgent);
   ASSERT_EQ(natsConnection_SubscribeSync(&silent, events_nc_, subject.c_str()), NATS_OK);
   ASSERT_EQ(natsConnection_FlushTimeout(events_nc_, 2000), NATS_OK);
   const auto start = std::chrono::steady_clock::now();
@@ -114,7 +115,7 @@ TEST_F(CliCreateTest, AFailedCheckpointExits1WithTheReason) {
   EXPECT_NE(r.err.find("failed"), std::string::npos) << r.err;
   nlohmann::json event = NextEvent();
   ASSERT_TRUE(event.is_object());
-  EXPECT_EQ(event["subject"], std::string("agent.") + kProcAgent + ".checkpoint.failed");
+  EXPECT_EQ(event["subject"], subjects::CheckpointFailed(kProcAgent));
   EXPECT_EQ(ListCheckpoints().size(), 1u);
   // The store is free again: the next request succeeds.
   EXPECT_EQ(RunCli(Args({})).exit_code, 0);

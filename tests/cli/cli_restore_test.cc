@@ -6,6 +6,8 @@
 
 #include "checkpoint/canonical.h"
 #include "common/env.h"
+#include "nats/nats_connect.h"
+#include "nats/subjects.h"
 #include "restore/token_counter.h"
 #include "store/checkpoint_store.h"
 #include "tests/cli/cli_runner.h"
@@ -66,10 +68,12 @@ class CliRestoreTest : public ::testing::Test {
 
 TEST_F(CliRestoreTest, DryRunPrintsThePromptAndChangesNothing) {
   // A watcher on everything the agent's subjects carry.
-  natsConnection* watcher = nullptr;
-  ASSERT_EQ(natsConnection_ConnectTo(&watcher, nats_.url().c_str()), NATS_OK);
+  auto connected = ConnectNatsUrl(nats_.url());
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  natsConnection* watcher = connected->release();
   natsSubscription* sub = nullptr;
-  ASSERT_EQ(natsConnection_SubscribeSync(&sub, watcher, "agent.agent-dry.>"), NATS_OK);
+  ASSERT_EQ(natsConnection_SubscribeSync(&sub, watcher, subjects::AgentAll("agent-dry").c_str()),
+            NATS_OK);
   ASSERT_EQ(natsConnection_FlushTimeout(watcher, 2000), NATS_OK);
   auto consumer_before = js_->SnapshotConsumer(kStream, kConsumer);
   auto stream_before = js_->SnapshotStream(kStream);

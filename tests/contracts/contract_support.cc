@@ -10,6 +10,8 @@
 #include <fstream>
 #include <thread>
 
+#include "nats/nats_connect.h"
+
 namespace agentckpt::testing {
 
 namespace {
@@ -78,9 +80,11 @@ NatsCapture::~NatsCapture() {
 }
 
 std::string NatsCapture::Start(const std::string& url, const std::string& pattern) {
-  natsStatus s = natsConnection_ConnectTo(&nc_, url.c_str());
-  if (s != NATS_OK) return std::string("connect: ") + natsStatus_GetText(s);
-  s = natsConnection_Subscribe(&sub_, nc_, pattern.c_str(), &NatsCapture::OnMessage, this);
+  auto connected = ConnectNatsUrl(url);
+  if (!connected.ok()) return "connect: " + connected.status().ToString();
+  nc_ = connected->release();
+  natsStatus s =
+      natsConnection_Subscribe(&sub_, nc_, pattern.c_str(), &NatsCapture::OnMessage, this);
   if (s != NATS_OK) return std::string("subscribe: ") + natsStatus_GetText(s);
   s = natsConnection_FlushTimeout(nc_, 5000);
   if (s != NATS_OK) return std::string("flush: ") + natsStatus_GetText(s);

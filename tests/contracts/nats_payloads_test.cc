@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "nats/subjects.h"
 #include "tests/contracts/contract_support.h"
 #include "tests/sidecar/sidecar_process.h"
 #include "tests/support/fixtures.h"
@@ -33,19 +34,18 @@ json Entry(const std::string& label, const std::string& schema, const std::strin
 
 // The schema of each subject the sidecar uses under agent.{id}.
 std::map<std::string, std::string> SchemaBySubject() {
-  std::string p = std::string("agent.") + kAgent + ".";
-  return {{p + "checkpoint.create", "checkpoint-create-request"},
-          {p + "checkpoint.restore", "checkpoint-restore-request"},
-          {p + "checkpoint.created", "checkpoint-created"},
-          {p + "checkpoint.failed", "checkpoint-failed"},
-          {p + "checkpoint.restored", "checkpoint-restored"},
-          {p + "status", "agent-status"}};
+  return {{subjects::CheckpointCreate(kAgent), "checkpoint-create-request"},
+          {subjects::CheckpointRestore(kAgent), "checkpoint-restore-request"},
+          {subjects::CheckpointCreated(kAgent), "checkpoint-created"},
+          {subjects::CheckpointFailed(kAgent), "checkpoint-failed"},
+          {subjects::CheckpointRestored(kAgent), "checkpoint-restored"},
+          {subjects::Status(kAgent), "agent-status"}};
 }
 
 TEST(NatsPayloadContractTest, EveryMessageMatchesItsSchema) {
   NatsServerProcess nats;
   TempDir dir;
-  const std::string subj = std::string("agent.") + kAgent + ".";
+  const std::string subj = subjects::AgentPrefix(kAgent);
 
   auto js = JetStreamTestClient::Connect(nats.url());
   ASSERT_TRUE(js.ok()) << js.status().ToString();

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/setup_stream.h"
+#include "nats/nats_connect.h"
 #include "replay/jetstream_replay.h"
 #include "tests/support/jetstream_fixture.h"
 #include "tests/support/nats_server.h"
@@ -45,13 +46,7 @@ std::string ServerArgs(const TempDir& dir) {
   return "-c " + dir.File("server.conf");
 }
 
-struct ConnectionCloser {
-  void operator()(natsConnection* nc) const {
-    natsConnection_Close(nc);
-    natsConnection_Destroy(nc);
-  }
-};
-using ConnectionPtr = std::unique_ptr<natsConnection, ConnectionCloser>;
+using nats_handles::ConnectionPtr;
 
 class NatsPermissionsTest : public ::testing::Test {
  protected:
@@ -63,9 +58,9 @@ class NatsPermissionsTest : public ::testing::Test {
   std::string AgentUrl() const { return Url(kAgent, kAgentPassword); }
 
   ConnectionPtr Connect(const std::string& url) {
-    natsConnection* nc = nullptr;
-    EXPECT_EQ(natsConnection_ConnectTo(&nc, url.c_str()), NATS_OK) << url;
-    return ConnectionPtr(nc);
+    auto connected = ConnectNatsUrl(url);
+    EXPECT_TRUE(connected.ok()) << url << ": " << connected.status().ToString();
+    return connected.ok() ? std::move(connected).value() : nullptr;
   }
 
   SetupStreamOptions Setup(const std::string& user, const std::string& password) const {

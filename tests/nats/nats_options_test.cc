@@ -1,5 +1,7 @@
 // ApplyNatsAuthOptions (nats/nats_options.h): the one place NATS authentication and TLS are set,
 // for the sidecar and the CLI alike.
+// This test drives nats.c directly (natsOptions_Create): its subject is what ApplyNatsAuthOptions
+// sets on a raw natsOptions, so it cannot go through NewNatsOptions (nats/nats_connect.h).
 #include "nats/nats_options.h"
 
 #include <gtest/gtest.h>

@@ -1,9 +1,11 @@
-// ConnectRetryingRefusedSignature (replay/nats_connect.h) against a small NATS server of the
+// ConnectRetryingRefusedSignature (nats/nats_connect.h) against a small NATS server of the
 // test's own that asks for a signed nonce and checks the Ed25519 signature like nats-server
 // does. It chooses the nonces, so the one-in-256 case that the packaged nats.c gets wrong (a
 // signature whose first byte is zero goes out empty) happens on purpose instead of by chance.
 // A real nats-server cannot be told which nonce to send; the sidecar's NKey and credentials
 // tests cover that server.
+// It builds its natsOptions with nats.c directly (natsOptions_Create) on purpose: it checks the
+// raw library defect and the retry around it, below NewNatsOptions and ConnectNatsUrl.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <nats/nats.h>

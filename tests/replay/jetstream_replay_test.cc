@@ -13,11 +13,19 @@
 #include <vector>
 
 #include "common/utf8.h"
+#include "nats/nats_connect.h"
 #include "tests/support/jetstream_fixture.h"
 #include "tests/support/nats_server.h"
 
 namespace agentckpt {
 namespace {
+
+// A plain connection to `url` (nats/nats_connect.h), owned by the caller; null on failure.
+natsConnection* ConnectTo(const std::string& url) {
+  auto connected = ConnectNatsUrl(url);
+  EXPECT_TRUE(connected.ok()) << connected.status().ToString();
+  return connected.ok() ? connected->release() : nullptr;
+}
 
 using testing::ConsumerSnapshot;
 using testing::JetStreamTestClient;
@@ -107,7 +115,8 @@ struct TappedMessage {
 class WireTap {
  public:
   explicit WireTap(const std::string& url) {
-    EXPECT_EQ(natsConnection_ConnectTo(&nc_, url.c_str()), NATS_OK);
+    nc_ = ConnectTo(url);
+    EXPECT_NE(nc_, nullptr);
     EXPECT_EQ(natsConnection_SubscribeSync(&sub_, nc_, ">"), NATS_OK);
     EXPECT_EQ(natsConnection_Flush(nc_), NATS_OK);
   }
@@ -506,8 +515,8 @@ TEST_F(JetStreamReplayTest, LongFilteredBacklogIsReadNearItsEnd) {
 // so a server without JetStream and a responder answering the consumer info stand in.
 TEST_F(JetStreamReplayTest, SeveralFilterSubjectsAreRefusedNotReplayedUnfiltered) {
   NatsServerProcess plain("-js=false");
-  natsConnection* nc = nullptr;
-  ASSERT_EQ(natsConnection_ConnectTo(&nc, plain.url().c_str()), NATS_OK);
+  natsConnection* nc = ConnectTo(plain.url());
+  ASSERT_NE(nc, nullptr);
   natsSubscription* sub = nullptr;
   auto respond = [](natsConnection* c, natsSubscription*, natsMsg* msg, void*) {
     const char* info = R"({"type":"io.nats.jetstream.api.v1.consumer_info_response",)"
@@ -539,8 +548,8 @@ TEST_F(JetStreamReplayTest, NoConnectionIsUnavailable) {
   EXPECT_EQ(no_connection.ReadSince(Position(0), 50, 100).status().code(),
             StatusCode::kUnavailable);
 
-  natsConnection* nc = nullptr;
-  ASSERT_EQ(natsConnection_ConnectTo(&nc, server_->url().c_str()), NATS_OK);
+  natsConnection* nc = ConnectTo(server_->url());
+  ASSERT_NE(nc, nullptr);
   natsConnection_Close(nc);
   JetStreamReplaySource closed(nc, kDeadline);
   EXPECT_EQ(closed.ReadSince(Position(0), 50, 100).status().code(), StatusCode::kUnavailable);
@@ -549,13 +558,12 @@ TEST_F(JetStreamReplayTest, NoConnectionIsUnavailable) {
 
 TEST(JetStreamReplayOutageTest, ServerGoneIsUnavailable) {
   NatsServerProcess server;
-  natsOptions* opts = nullptr;
-  ASSERT_EQ(natsOptions_Create(&opts), NATS_OK);
-  natsOptions_SetURL(opts, server.url().c_str());
-  natsOptions_SetMaxReconnect(opts, -1);
-  natsConnection* nc = nullptr;
-  ASSERT_EQ(natsConnection_Connect(&nc, opts), NATS_OK);
-  natsOptions_Destroy(opts);
+  auto opts = NewNatsOptions(server.url(), NatsAuthOptions{});
+  ASSERT_TRUE(opts.ok()) << opts.status().ToString();
+  natsOptions_SetMaxReconnect(opts->get(), -1);
+  auto connected = ConnectWithOptions(opts->get(), server.url(), NatsAuthOptions{});
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  natsConnection* nc = connected->release();
   server.Kill();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED &&

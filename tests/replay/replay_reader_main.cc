@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "nats/nats_connect.h"
 #include "replay/jetstream_replay.h"
 
 int main(int argc, char** argv) {
@@ -12,11 +13,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: replay_reader URL STREAM CONSUMER\n");
     return 2;
   }
-  natsConnection* nc = nullptr;
-  if (natsConnection_ConnectTo(&nc, argv[1]) != NATS_OK) {
+  auto connected = agentckpt::ConnectNatsUrl(argv[1]);
+  if (!connected.ok()) {
     std::fprintf(stderr, "replay_reader: cannot connect to %s\n", argv[1]);
     return 1;
   }
+  natsConnection* nc = connected->release();
   agentckpt::JetStreamReplaySource source(nc, std::chrono::seconds(60));
   agentckpt::NatsPosition position;
   position.stream_name = argv[2];

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <thread>
 
+#include "nats/nats_connect.h"
+#include "nats/subjects.h"
 #include "tests/sidecar/sidecar_test_env.h"
 
 namespace agentckpt::testing {
@@ -47,8 +49,9 @@ TEST_F(CreateFloodTest, ThousandRequestsCoalesceAndAreAllAnswered) {
             200);
   size_t before = ListCheckpoints().size();
 
-  natsConnection* nc = nullptr;
-  ASSERT_EQ(natsConnection_ConnectTo(&nc, nats_->url().c_str()), NATS_OK);
+  auto connected = ConnectNatsUrl(nats_->url());
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  natsConnection* nc = connected->release();
   Replies replies;
   natsSubscription* sub = nullptr;
   ASSERT_EQ(natsConnection_Subscribe(&sub, nc, "flood.reply", OnReply, &replies), NATS_OK);
@@ -56,7 +59,7 @@ TEST_F(CreateFloodTest, ThousandRequestsCoalesceAndAreAllAnswered) {
   ASSERT_EQ(natsConnection_Flush(nc), NATS_OK);
 
   constexpr int kRequests = 1000;
-  const std::string subject = std::string("agent.") + kProcAgent + ".checkpoint.create";
+  const std::string subject = subjects::CheckpointCreate(kProcAgent);
   for (int i = 0; i < kRequests; ++i) {
     ASSERT_EQ(natsConnection_PublishRequestString(nc, subject.c_str(), "flood.reply",
                                                   R"({"trigger":"manual"})"),

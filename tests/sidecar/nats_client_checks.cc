@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "nats/subjects.h"
 #include "tests/sidecar/sidecar_process.h"
 #include "tests/sidecar/sidecar_test_env.h"
 
@@ -25,7 +26,7 @@ bool WaitSidecarReady(int port) {
 
 void ExpectSidecarWritesAndPublishes(int port, natsConnection* nc) {
   natsSubscription* sub = nullptr;
-  std::string subject = std::string("agent.") + kProcAgent + ".checkpoint.created";
+  std::string subject = subjects::CheckpointCreated(kProcAgent);
   ASSERT_EQ(natsConnection_SubscribeSync(&sub, nc, subject.c_str()), NATS_OK);
   ASSERT_EQ(natsConnection_FlushTimeout(nc, 2000), NATS_OK);
   HttpReply created = HttpCall(port, "POST", "/v1/checkpoints", R"({"trigger":"manual"})");
@@ -39,7 +40,7 @@ void ExpectSidecarWritesAndPublishes(int port, natsConnection* nc) {
   natsMsg_Destroy(msg);
   natsSubscription_Destroy(sub);
   natsMsg* reply = nullptr;
-  std::string request = std::string("agent.") + kProcAgent + ".checkpoint.create";
+  std::string request = subjects::CheckpointCreate(kProcAgent);
   ASSERT_EQ(natsConnection_RequestString(&reply, nc, request.c_str(), "{}", 5000), NATS_OK);
   json body = json::parse(
       std::string(natsMsg_GetData(reply), static_cast<size_t>(natsMsg_GetDataLength(reply))));

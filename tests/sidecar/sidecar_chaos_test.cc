@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "nats/subjects.h"
 #include "tests/sidecar/sidecar_test_env.h"
 
 namespace agentckpt::testing {
@@ -103,14 +104,13 @@ TEST_F(SidecarChaosTest, NatsKilledAndRestartedMidRun) {
   while (received.size() < during.size()) {
     json event = NextEvent(5000);
     if (!event.is_object()) break;
-    if (event["subject"] == std::string("agent.") + kProcAgent + ".checkpoint.created") {
+    if (event["subject"] == subjects::CheckpointCreated(kProcAgent)) {
       received.push_back(event["data"]["checkpointId"]);
     }
   }
   EXPECT_EQ(received, during);
   // And the sidecar works normally afterwards, NATS control subjects included.
-  json reply =
-      Request(std::string("agent.") + kProcAgent + ".checkpoint.create", R"({"trigger":"manual"})");
+  json reply = Request(subjects::CheckpointCreate(kProcAgent), R"({"trigger":"manual"})");
   ASSERT_TRUE(reply.is_object());
   EXPECT_EQ(reply["sequenceNumber"], 5);
   std::string metrics = HttpCall(port_, "GET", "/metrics").body;

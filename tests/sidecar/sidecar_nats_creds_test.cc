@@ -67,25 +67,21 @@ class SidecarNatsCredsTest : public SidecarEnvTest {
 
   // A client of the test's own, with the same user credentials.
   natsConnection* ConnectClient() {
-    natsOptions* opts = nullptr;
-    EXPECT_EQ(natsOptions_Create(&opts), NATS_OK);
-    natsOptions_SetURL(opts, server_->url().c_str());
-    natsOptions_SetUserCredentialsFromFiles(opts, chain_.creds_file.c_str(), nullptr);
+    NatsAuthOptions auth;
+    auth.creds_file = chain_.creds_file;
     if (tls_) {
-      natsOptions_SetSecure(opts, true);
-      natsOptions_LoadCATrustedCertificates(opts, pki_.ca_cert.c_str());
-      natsOptions_LoadCertificatesChain(opts, pki_.client_cert.c_str(), pki_.client_key.c_str());
+      auth.tls_ca_file = pki_.ca_cert;
+      auth.tls_cert_file = pki_.client_cert;
+      auth.tls_key_file = pki_.client_key;
     }
     // The test's own client shares nats.c's TLS threading with the sidecar: it must go through
-    // the serialising OpenSSL entry points too (common/ssl_call_lock.h).
+    // the serialising OpenSSL entry points too (nats/ssl_call_lock.h).
     EXPECT_TRUE(SslCallsAreSerialized());
-    natsConnection* nc = nullptr;
     // A signing client: one connection in 256 is refused by a nats.c defect and tried again
-    // (replay/nats_connect.h), as the sidecar does.
-    natsStatus s = ConnectRetryingRefusedSignature(opts, kSignedConnectAttempts, &nc);
-    natsOptions_Destroy(opts);
-    EXPECT_EQ(s, NATS_OK) << natsStatus_GetText(s) << " " << nats_GetLastError(nullptr);
-    return nc;
+    // (nats/nats_connect.h), as the sidecar does.
+    auto connected = ConnectNatsUrl(server_->url(), auth);
+    EXPECT_TRUE(connected.ok()) << connected.status().ToString();
+    return connected.ok() ? connected->release() : nullptr;
   }
 
   // Runs the sidecar with `env`, which must stop it at start: exit code 2, and both the error

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "nats/nats_connect.h"
 #include "nats/nkey.h"
 #include "nats/ssl_call_lock.h"
 #include "tests/sidecar/nats_client_checks.h"
@@ -54,21 +55,18 @@ class SidecarNatsTlsTest : public SidecarEnvTest {
 
   // A TLS client of the test's own, as user "agent".
   natsConnection* ConnectClient() {
-    natsOptions* opts = nullptr;
-    EXPECT_EQ(natsOptions_Create(&opts), NATS_OK);
-    natsOptions_SetURL(opts, server_->url().c_str());
-    natsOptions_SetSecure(opts, true);
-    natsOptions_LoadCATrustedCertificates(opts, pki_.ca_cert.c_str());
-    natsOptions_LoadCertificatesChain(opts, pki_.client_cert.c_str(), pki_.client_key.c_str());
-    natsOptions_SetUserInfo(opts, "agent", "tls-s3cret");
+    NatsAuthOptions auth;
+    auth.tls_ca_file = pki_.ca_cert;
+    auth.tls_cert_file = pki_.client_cert;
+    auth.tls_key_file = pki_.client_key;
+    auth.user = "agent";
+    auth.password = "tls-s3cret";
     // The test's own client shares nats.c's TLS threading with the sidecar: it must go through
-    // the serialising OpenSSL entry points too (common/ssl_call_lock.h).
+    // the serialising OpenSSL entry points too (nats/ssl_call_lock.h).
     EXPECT_TRUE(SslCallsAreSerialized());
-    natsConnection* nc = nullptr;
-    natsStatus s = natsConnection_Connect(&nc, opts);
-    natsOptions_Destroy(opts);
-    EXPECT_EQ(s, NATS_OK) << natsStatus_GetText(s);
-    return nc;
+    auto connected = ConnectNatsUrl(server_->url(), auth);
+    EXPECT_TRUE(connected.ok()) << connected.status().ToString();
+    return connected.ok() ? connected->release() : nullptr;
   }
 
   TempDir pki_dir_;

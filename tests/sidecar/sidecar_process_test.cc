@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "nats/nkey.h"
+#include "nats/subjects.h"
 #include "tests/sidecar/sidecar_test_env.h"
 
 namespace agentckpt::testing {
@@ -48,7 +49,7 @@ TEST_F(SidecarProcessTest, EachTriggerWritesExactlyOneCheckpointWithItsReason) {
        }},
       {"manual",
        [&] {
-         json reply = Request(std::string("agent.") + kProcAgent + ".checkpoint.create",
+         json reply = Request(subjects::CheckpointCreate(kProcAgent),
                               R"({"trigger":"manual","taskId":"task-4521"})");
          ASSERT_TRUE(reply.is_object()) << reply.dump();
          EXPECT_EQ(reply["trigger"], "manual");
@@ -72,7 +73,7 @@ TEST_F(SidecarProcessTest, EachTriggerWritesExactlyOneCheckpointWithItsReason) {
     EXPECT_EQ(list.front().sequence_number, static_cast<int64_t>(expected));
     json event = NextEvent();
     ASSERT_TRUE(event.is_object()) << "no event after " << step.reason;
-    EXPECT_EQ(event["subject"], std::string("agent.") + kProcAgent + ".checkpoint.created");
+    EXPECT_EQ(event["subject"], subjects::CheckpointCreated(kProcAgent));
     EXPECT_EQ(event["data"]["checkpointId"], list.front().checkpoint_id);
     EXPECT_EQ(event["data"]["trigger"], step.reason);
   }
@@ -269,7 +270,7 @@ TEST_F(SidecarProcessTest, RestoreRunsAtStartAndOnRequest) {
   if (last.status == 503) {
     EXPECT_EQ(Body(last)["error"]["code"], "UNAVAILABLE");
     EXPECT_EQ(HttpCall(port_, "POST", "/v1/restore").status, 503);
-    json reply = Request(std::string("agent.") + kProcAgent + ".checkpoint.restore", "{}");
+    json reply = Request(subjects::CheckpointRestore(kProcAgent), "{}");
     EXPECT_EQ(reply["error"]["code"], "UNAVAILABLE");
     GTEST_SKIP() << "restore is not built into this agentckpt";
   }
@@ -278,13 +279,13 @@ TEST_F(SidecarProcessTest, RestoreRunsAtStartAndOnRequest) {
   EXPECT_FALSE(Body(last)["prompt"].get<std::string>().empty());
   json restored = NextEvent();
   ASSERT_TRUE(restored.is_object());
-  EXPECT_EQ(restored["subject"], std::string("agent.") + kProcAgent + ".checkpoint.restored");
+  EXPECT_EQ(restored["subject"], subjects::CheckpointRestored(kProcAgent));
   EXPECT_EQ(restored["data"]["checkpointId"], latest);
   // On request, over HTTP and over NATS.
   HttpReply again = HttpCall(port_, "POST", "/v1/restore");
   ASSERT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(Body(again)["checkpointId"], latest);
-  json reply = Request(std::string("agent.") + kProcAgent + ".checkpoint.restore", "{}");
+  json reply = Request(subjects::CheckpointRestore(kProcAgent), "{}");
   ASSERT_TRUE(reply.is_object());
   EXPECT_EQ(reply["checkpointId"], latest);
   EXPECT_TRUE(reply["prompt"].is_string());

@@ -14,6 +14,7 @@
 
 #include "checkpoint/canonical.h"
 #include "common/sha256.h"
+#include "nats/subjects.h"
 #include "tests/sidecar/sidecar_test_env.h"
 #include "tests/store/raw_sqlite.h"
 #include "tests/support/fixtures.h"
@@ -169,7 +170,7 @@ TEST_F(SidecarSecurityTest, SecretsAreRedactedEverywhere) {
 
   // Everything published under agent.AGENT.> is collected.
   natsSubscription* all = nullptr;
-  std::string subject = std::string("agent.") + kProcAgent + ".>";
+  std::string subject = subjects::AgentAll(kProcAgent);
   ASSERT_EQ(natsConnection_SubscribeSync(&all, events_nc_, subject.c_str()), NATS_OK);
   ASSERT_EQ(natsConnection_FlushTimeout(events_nc_, 2000), NATS_OK);
 
@@ -208,7 +209,7 @@ TEST_F(SidecarSecurityTest, SecretsAreRedactedEverywhere) {
   ASSERT_EQ(created.status, 201) << created.body;
   HttpReply restored = HttpCall(port_, "POST", "/v1/restore");
   ASSERT_EQ(restored.status, 200) << restored.body;
-  json reply = Request(std::string("agent.") + kProcAgent + ".checkpoint.restore", "{}");
+  json reply = Request(subjects::CheckpointRestore(kProcAgent), "{}");
   ASSERT_TRUE(reply.is_object());
   HttpReply metrics = HttpCall(port_, "GET", "/metrics");
   ASSERT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
@@ -298,12 +299,12 @@ TEST_F(SidecarSecurityTest, RestoreEventsAndRestoreRepliesAreRedacted) {
       js_->Publish(std::string("inbox.") + kProcAgent + ".task", "deploy with " + github).ok());
 
   natsSubscription* all = nullptr;
-  std::string subject = std::string("agent.") + kProcAgent + ".>";
+  std::string subject = subjects::AgentAll(kProcAgent);
   ASSERT_EQ(natsConnection_SubscribeSync(&all, events_nc_, subject.c_str()), NATS_OK);
   ASSERT_EQ(natsConnection_FlushTimeout(events_nc_, 2000), NATS_OK);
   // Restores at start, then on request over NATS and over HTTP.
   auto sidecar = StartSidecar({{"CKPT_RESTORE_ON_START", "true"}});
-  json reply = Request(std::string("agent.") + kProcAgent + ".checkpoint.restore", "{}");
+  json reply = Request(subjects::CheckpointRestore(kProcAgent), "{}");
   ASSERT_TRUE(reply.is_object());
   HttpReply restored = HttpCall(port_, "POST", "/v1/restore");
   ASSERT_EQ(restored.status, 200) << restored.body;

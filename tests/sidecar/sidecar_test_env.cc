@@ -1,5 +1,8 @@
 #include "tests/sidecar/sidecar_test_env.h"
 
+#include "nats/nats_connect.h"
+#include "nats/subjects.h"
+
 namespace agentckpt::testing {
 
 void SidecarEnvTest::SetUp() {
@@ -12,15 +15,15 @@ void SidecarEnvTest::SetUp() {
       js_->CreateDurablePullConsumer("INBOX", "agent", std::string("inbox.") + kProcAgent + ".>")
           .ok());
   // A separate connection for events that reconnects quickly and forever (outage tests).
-  natsOptions* opts = nullptr;
-  ASSERT_EQ(natsOptions_Create(&opts), NATS_OK);
-  natsOptions_SetURL(opts, nats_->url().c_str());
-  natsOptions_SetMaxReconnect(opts, -1);
-  natsOptions_SetReconnectWait(opts, 50);
-  natsOptions_SetReconnectBufSize(opts, 1 << 20);
-  ASSERT_EQ(natsConnection_Connect(&events_nc_, opts), NATS_OK);
-  natsOptions_Destroy(opts);
-  std::string subject = std::string("agent.") + kProcAgent + ".checkpoint.>";
+  auto opts = NewNatsOptions(nats_->url(), NatsAuthOptions{});
+  ASSERT_TRUE(opts.ok()) << opts.status().ToString();
+  natsOptions_SetMaxReconnect(opts->get(), -1);
+  natsOptions_SetReconnectWait(opts->get(), 50);
+  natsOptions_SetReconnectBufSize(opts->get(), 1 << 20);
+  auto connected = ConnectWithOptions(opts->get(), nats_->url(), NatsAuthOptions{});
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  events_nc_ = connected->release();
+  std::string subject = subjects::CheckpointAll(kProcAgent);
   ASSERT_EQ(natsConnection_SubscribeSync(&events_, events_nc_, subject.c_str()), NATS_OK);
   ASSERT_EQ(natsConnection_FlushTimeout(events_nc_, 2000), NATS_OK);
   port_ = PickFreePort();

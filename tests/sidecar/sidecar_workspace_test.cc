@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "nats/subjects.h"
 #include "tests/sidecar/sidecar_test_env.h"
 
 extern char** environ;
@@ -144,7 +145,7 @@ TEST_F(SidecarWorkspaceTest, SidecarRestartLeavesALiveAgentsTreeByteIdentical) {
   HttpReply preview = HttpCall(port_, "POST", "/v1/restore");
   ASSERT_EQ(preview.status, 200) << preview.body;
   EXPECT_EQ(Body(preview)["workspaceStashed"], false);
-  json reply = Request(std::string("agent.") + kProcAgent + ".checkpoint.restore", "{}");
+  json reply = Request(subjects::CheckpointRestore(kProcAgent), "{}");
   ASSERT_TRUE(reply.is_object());
   EXPECT_EQ(reply["workspaceStashed"], false);
   const long after_restart = agent.Steps();

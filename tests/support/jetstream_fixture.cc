@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "common/status_macros.h"
+#include "nats/nats_connect.h"
+
 namespace agentckpt::testing {
 namespace {
 
@@ -41,12 +44,11 @@ std::ostream& operator<<(std::ostream& os, const ConsumerSnapshot& c) {
 
 StatusOr<std::unique_ptr<JetStreamTestClient>> JetStreamTestClient::Connect(
     const std::string& url) {
-  natsConnection* nc = nullptr;
-  natsStatus s = natsConnection_ConnectTo(&nc, url.c_str());
-  if (s != NATS_OK) return NatsError(s, "connect to " + url);
+  ASSIGN_OR_RETURN(nats_handles::ConnectionPtr connection, ConnectNatsUrl(url));
+  natsConnection* nc = connection.release();
   jsCtx* js = nullptr;
   jsOptions opts = WaitOptions();
-  s = natsConnection_JetStream(&js, nc, &opts);
+  natsStatus s = natsConnection_JetStream(&js, nc, &opts);
   if (s != NATS_OK) {
     natsConnection_Destroy(nc);
     return NatsError(s, "JetStream context");
