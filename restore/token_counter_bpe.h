@@ -25,6 +25,9 @@ class BpeEncoding {
   // count (see token_counter.h). Thread-safe.
   size_t CountValidUtf8(std::string_view text) const;
 
+  // The encoding whose tables this is.
+  TokenEncoding encoding() const { return encoding_; }
+
   BpeEncoding(const BpeEncoding&) = delete;
   BpeEncoding& operator=(const BpeEncoding&) = delete;
 
