@@ -19,9 +19,15 @@ RUN apt-get update \
       libpcre2-dev libboost-dev nodejs npm \
  && rm -rf /var/lib/apt/lists/*
 ARG AGENTCKPT_WERROR=OFF
+# A CA bundle for npm (the token tables' `npm ci`) when the registry is reached through a proxy
+# with its own CA: scripts/image mounts the host's bundle here. Empty: the image's own CAs.
+ARG NPM_CA_FILE=
 WORKDIR /src
 COPY . .
-RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DAGENTCKPT_BUILD_BENCH=OFF \
+RUN if [ -n "$NPM_CA_FILE" ]; then \
+      export NODE_EXTRA_CA_CERTS="$NPM_CA_FILE" npm_config_cafile="$NPM_CA_FILE"; \
+    fi \
+ && cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DAGENTCKPT_BUILD_BENCH=OFF \
       -DAGENTCKPT_WERROR="${AGENTCKPT_WERROR}" \
  && cmake --build /build --target agentckpt -j"$(nproc)" \
  && strip /build/bin/agentckpt

