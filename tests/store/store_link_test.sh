@@ -10,6 +10,12 @@ src=$1 work=$2 probe_default=$3
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# A build that made only some test targets (scripts/sanitize with SANITIZE_FOLDERS) may not have
+# made the probe: make it in its own tree first.
+if [[ ! -x $probe_default ]]; then
+  cmake --build "$(dirname "$(dirname "$probe_default")")" --target store_link_probe
+fi
+
 # The check must be able to fail: with the Firestore backend (the default), the probe links
 # cpprestsdk. (Outputs are read whole: a grep that stops early would break the pipe.)
 libs=$(ldd "$probe_default")
