@@ -217,7 +217,11 @@ int main(int argc, char** argv) {
     auto store = SqliteStore::Open(dir + "/restore.db");
     if (!store.ok()) return 1;
     const std::string agent = "bench-restore";
-    auto sealed = Seal(MakeCheckpoint(agent, 1));
+    // A checkpoint taken now: the fixture's fixed timestamp is past its 7-day expireAt, and an
+    // expired checkpoint is never restored (the fold would not run).
+    Checkpoint cp = MakeCheckpoint(agent, 1);
+    cp.timestamp_ms = Env::Default()->NowUnixMillis();
+    auto sealed = Seal(std::move(cp));
     if (!sealed.ok() || !(*store)->Put(*sealed, PutOptions{}).ok()) return 1;
     std::string prev = kJournalGenesisSha256;
     std::vector<JournalEntry> tail;
@@ -237,6 +241,11 @@ int main(int argc, char** argv) {
       auto r = restorer.Run(agent);
       if (!r.ok()) return 1;
       applied = r->journal.value("applied", 0);
+      if (applied != 1000) {
+        std::fprintf(stderr, "restore folded %d of 1000 journal entries: %s\n", applied,
+                     r->journal.dump().c_str());
+        return 1;
+      }
       if (i >= 20) total.Add(r->timings.total_ms * 1000);
     }
     std::printf(
