@@ -17,6 +17,47 @@ void ContextState::RedactToolCall(ToolCallEntry* entry) const {
   redactor_->RedactInPlace(&entry->output_summary);
 }
 
+void ContextState::RedactChanged(std::string* text, const std::string* previous) const {
+  if (redactor_ == nullptr) return;
+  // Text the context already holds went through the redactor when it arrived (and markers do
+  // not match again), so only new text is scanned.
+  if (previous != nullptr && *text == *previous) return;
+  redactor_->RedactInPlace(text);
+}
+
+StatusOr<ContextSummary> ContextState::DecodeSummary(const json& j,
+                                                     const ContextSummary* previous) const {
+  auto cs = ContextSummaryFromJsonValue(j, "contextSummary");
+  if (!cs.ok()) return cs.status();
+  ContextSummary& s = *cs;
+  // Redacted before the summaries are cut, so no secret is cut in half.
+  RedactChanged(&s.gathering_results, previous ? &previous->gathering_results : nullptr);
+  for (size_t i = 0; i < s.plan_outline.size(); ++i) {
+    const bool kept = previous != nullptr && i < previous->plan_outline.size();
+    RedactChanged(&s.plan_outline[i], kept ? &previous->plan_outline[i] : nullptr);
+  }
+  RedactChanged(&s.draft_content, previous ? &previous->draft_content : nullptr);
+  for (ToolCallEntry& e : s.tool_call_log) RedactToolCall(&e);
+  return std::move(s);
+}
+
+StatusOr<std::optional<ActiveTask>> ContextState::DecodeTask(const json& j) const {
+  if (j.is_null()) return std::optional<ActiveTask>();
+  auto t = ActiveTaskFromJsonValue(j, "activeTask");
+  if (!t.ok()) return t.status();
+  if (redactor_ != nullptr) redactor_->RedactInPlace(&t->title);
+  RETURN_IF_ERROR(ValidateActiveTask(*t, "activeTask"));
+  return std::optional<ActiveTask>(std::move(t).value());
+}
+
+StatusOr<std::optional<Workspace>> ContextState::DecodeWorkspace(const json& j) {
+  if (j.is_null()) return std::optional<Workspace>();
+  auto w = WorkspaceFromJsonValue(j, "workspace");
+  if (!w.ok()) return w.status();
+  RETURN_IF_ERROR(ValidateWorkspace(*w, "workspace"));
+  return std::optional<Workspace>(std::move(w).value());
+}
+
 StatusOr<ContextState::Content> ContextState::Decode(const json& body) const {
   if (!body.is_object()) return InvalidArgumentError("document: expected an object");
   for (const auto& [key, value] : body.items()) {
@@ -27,31 +68,16 @@ StatusOr<ContextState::Content> ContextState::Decode(const json& body) const {
   Content c;
   auto summary = body.find("contextSummary");
   if (summary == body.end()) return InvalidArgumentError("contextSummary: missing field");
-  auto cs = ContextSummaryFromJsonValue(*summary, "contextSummary");
-  if (!cs.ok()) return cs.status();
-  c.summary = std::move(cs).value();
-  if (redactor_ != nullptr) {  // before the summaries are cut, so no secret is cut in half
-    redactor_->RedactInPlace(&c.summary.gathering_results);
-    for (std::string& step : c.summary.plan_outline) redactor_->RedactInPlace(&step);
-    redactor_->RedactInPlace(&c.summary.draft_content);
-    for (ToolCallEntry& e : c.summary.tool_call_log) RedactToolCall(&e);
-  }
+  ASSIGN_OR_RETURN(c.summary, DecodeSummary(*summary, nullptr));
   NormalizeContextSummary(&c.summary);
   RETURN_IF_ERROR(ValidateContextSummary(c.summary, "contextSummary"));
   auto task = body.find("activeTask");
-  if (task != body.end() && !task->is_null()) {
-    auto t = ActiveTaskFromJsonValue(*task, "activeTask");
-    if (!t.ok()) return t.status();
-    if (redactor_ != nullptr) redactor_->RedactInPlace(&t->title);
-    RETURN_IF_ERROR(ValidateActiveTask(*t, "activeTask"));
-    c.active_task = std::move(t).value();
+  if (task != body.end()) {
+    ASSIGN_OR_RETURN(c.active_task, DecodeTask(*task));
   }
   auto ws = body.find("workspace");
-  if (ws != body.end() && !ws->is_null()) {
-    auto w = WorkspaceFromJsonValue(*ws, "workspace");
-    if (!w.ok()) return w.status();
-    RETURN_IF_ERROR(ValidateWorkspace(*w, "workspace"));
-    c.workspace = std::move(w).value();
+  if (ws != body.end()) {
+    ASSIGN_OR_RETURN(c.workspace, DecodeWorkspace(*ws));
   }
   return c;
 }
@@ -73,8 +99,9 @@ void ContextState::Freeze() {
   frozen_ = true;
 }
 
-StatusOr<ContextUpdate> ContextState::Commit(Content next, JournalKind kind,
-                                             const std::function<json(const Content&)>& payload) {
+StatusOr<ContextUpdate> ContextState::Commit(
+    Content next, JournalKind kind, const std::function<json(const Content&)>& payload,
+    const std::function<void(const Content&, json*)>& update_encoded) {
   ContextUpdate u;
   const bool same = next == content_;
   if (journal_) {
@@ -83,6 +110,7 @@ StatusOr<ContextUpdate> ContextState::Commit(Content next, JournalKind kind,
     ASSIGN_OR_RETURN(journal_position_, journal_(kind, text));
   }
   u.journal_sequence = journal_position_.sequence;
+  u.tool_call_log_size = next.summary.tool_call_log.size();
   if (same) {
     u.revision = revision_;
     return u;
@@ -92,6 +120,7 @@ StatusOr<ContextUpdate> ContextState::Commit(Content next, JournalKind kind,
   u.phase_changed = after.has_value() && (!before.has_value() || before->phase != after->phase ||
                                           before->task_id != after->task_id);
   u.changed = true;
+  update_encoded(next, &encoded_);
   content_ = std::move(next);
   u.revision = ++revision_;
   return u;
@@ -101,15 +130,21 @@ StatusOr<ContextUpdate> ContextState::Replace(const json& body) {
   ASSIGN_OR_RETURN(Content next, Decode(body));
   std::lock_guard<std::mutex> lock(mu_);
   if (frozen_) return ShuttingDown();
-  return Commit(std::move(next), JournalKind::kContextPut,
-                [](const Content& c) { return Encode(c); });
+  json after;
+  return Commit(
+      std::move(next), JournalKind::kContextPut,
+      [&after](const Content& c) {
+        after = Encode(c);
+        return after;
+      },
+      [&after](const Content& c, json* e) { *e = after.is_null() ? Encode(c) : std::move(after); });
 }
 
 StatusOr<ContextUpdate> ContextState::MergePatch(const json& patch) {
   std::lock_guard<std::mutex> lock(mu_);
   if (frozen_) return ShuttingDown();
-  json doc = Encode(content_);
-  json before = doc;
+  if (auto parts = MergePatchParts(patch)) return std::move(*parts);
+  json doc = encoded_;
   try {
     doc.merge_patch(patch);
   } catch (const json::exception& e) {
@@ -117,8 +152,115 @@ StatusOr<ContextUpdate> ContextState::MergePatch(const json& patch) {
   }
   ASSIGN_OR_RETURN(Content next, Decode(doc));
   // The journal records the effect (after redaction and cutting), not the request.
-  return Commit(std::move(next), JournalKind::kContextPatch,
-                [&before](const Content& c) { return MakeMergePatch(before, Encode(c)); });
+  json after;
+  return Commit(
+      std::move(next), JournalKind::kContextPatch,
+      [&](const Content& c) {
+        after = Encode(c);
+        return MakeMergePatch(encoded_, after);
+      },
+      [&after](const Content& c, json* e) { *e = after.is_null() ? Encode(c) : std::move(after); });
+}
+
+std::optional<StatusOr<ContextUpdate>> ContextState::MergePatchParts(const json& patch) {
+  if (!patch.is_object()) return std::nullopt;
+  auto summary_patch = patch.find("contextSummary");
+  if (summary_patch != patch.end() && !summary_patch->is_object()) return std::nullopt;
+  for (const auto& [key, value] : patch.items()) {
+    if (key == "activeTask" || key == "contextSummary" || key == "workspace") continue;
+    if (!value.is_null()) return InvalidArgumentError(key + ": unknown field");
+  }
+  Content next;
+  json after = json::object();  // the JSON form of each part the patch names
+  try {
+    if (summary_patch != patch.end()) {
+      // The summary without its tool-call log when the patch leaves the log alone: the log is
+      // the largest part and is kept as it is (already decoded, redacted and cut).
+      const json& before = encoded_["contextSummary"];
+      const bool keep_log = !summary_patch->contains("toolCallLog");
+      json merged = json::object();
+      for (const auto& [key, value] : before.items()) {
+        if (!keep_log || key != "toolCallLog") merged[key] = value;
+      }
+      if (keep_log) merged["toolCallLog"] = json::array();
+      merged.merge_patch(*summary_patch);
+      auto decoded = DecodeSummary(merged, &content_.summary);
+      if (!decoded.ok()) return decoded.status();
+      next.summary = std::move(decoded).value();
+      if (keep_log) next.summary.tool_call_log = content_.summary.tool_call_log;
+      NormalizeContextSummary(&next.summary);
+      if (Status v = ValidateContextSummary(next.summary, "contextSummary"); !v.ok()) return v;
+    } else {
+      next.summary = content_.summary;
+    }
+    // An optional part (activeTask, workspace): merged and decoded when the patch names it.
+    auto part = [&](const char* key, const auto& current, auto* out, auto decode,
+                    auto encode) -> Status {
+      auto it = patch.find(key);
+      if (it == patch.end()) {
+        *out = current;
+        return OkStatus();
+      }
+      json merged = encoded_[key];
+      merged.merge_patch(*it);
+      auto decoded = decode(merged);
+      if (!decoded.ok()) return decoded.status();
+      *out = std::move(decoded).value();
+      after[key] = out->has_value() ? encode(**out) : json();
+      return OkStatus();
+    };
+    Status task = part(
+        "activeTask", content_.active_task, &next.active_task,
+        [this](const json& j) { return DecodeTask(j); }, ActiveTaskToJsonValue);
+    if (!task.ok()) return task;
+    Status ws = part("workspace", content_.workspace, &next.workspace, DecodeWorkspace,
+                     WorkspaceToJsonValue);
+    if (!ws.ok()) return ws;
+  } catch (const json::exception& e) {
+    return InvalidArgumentError(std::string("document: cannot apply merge patch: ") + e.what());
+  }
+  const bool keep_log = summary_patch == patch.end() || !summary_patch->contains("toolCallLog");
+  if (summary_patch != patch.end()) {
+    if (keep_log) {
+      ContextSummary no_log = next.summary;
+      no_log.tool_call_log.clear();
+      after["contextSummary"] = ContextSummaryToJsonValue(no_log);
+    } else {
+      after["contextSummary"] = ContextSummaryToJsonValue(next.summary);
+    }
+  }
+  // The journal records the effect (after redaction and cutting) of the parts the patch names.
+  auto effect = [&](const Content&) {
+    json p = json::object();
+    for (const auto& [key, value] : after.items()) {
+      const json& before = encoded_[key];
+      if (key == "contextSummary" && keep_log) {
+        json b = json::object();
+        for (const auto& [k, v] : before.items()) {
+          if (k != "toolCallLog") b[k] = v;
+        }
+        json a = value;
+        a.erase("toolCallLog");
+        json d = MakeMergePatch(b, a);
+        if (!d.empty()) p[key] = std::move(d);
+      } else if (before != value) {
+        p[key] = MakeMergePatch(before, value);
+      }
+    }
+    return p;
+  };
+  auto encoded = [&](const Content&, json* e) {
+    for (auto& [key, value] : after.items()) {
+      if (key == "contextSummary" && keep_log) {
+        json log = std::move((*e)[key]["toolCallLog"]);
+        (*e)[key] = std::move(value);
+        (*e)[key]["toolCallLog"] = std::move(log);
+      } else {
+        (*e)[key] = std::move(value);
+      }
+    }
+  };
+  return Commit(std::move(next), JournalKind::kContextPatch, effect, encoded);
 }
 
 StatusOr<ContextUpdate> ContextState::AppendToolCall(const json& entry) {
@@ -143,9 +285,22 @@ StatusOr<ContextUpdate> ContextState::AppendToolCall(const json& entry) {
     if (dot != std::string::npos && dot < colon) msg = msg.substr(dot + 2);
     return InvalidArgumentError(msg);
   }
-  return Commit(std::move(next), JournalKind::kToolCall, [](const Content& c) {
-    return ToolCallEntryToJsonValue(c.summary.tool_call_log.back());
-  });
+  json added;
+  return Commit(
+      std::move(next), JournalKind::kToolCall,
+      [&added](const Content& c) {
+        added = ToolCallEntryToJsonValue(c.summary.tool_call_log.back());
+        return added;
+      },
+      [&added](const Content& c, json* e) {
+        json& encoded_log = (*e)["contextSummary"]["toolCallLog"];
+        encoded_log.push_back(added.is_null()
+                                  ? ToolCallEntryToJsonValue(c.summary.tool_call_log.back())
+                                  : std::move(added));
+        if (encoded_log.size() > limits::kToolCallLogEntries) {
+          encoded_log.erase(encoded_log.begin(), encoded_log.end() - limits::kToolCallLogEntries);
+        }
+      });
 }
 
 void ContextState::Seed(const Checkpoint& cp) {
@@ -153,6 +308,7 @@ void ContextState::Seed(const Checkpoint& cp) {
   content_.active_task = cp.active_task;
   content_.summary = cp.context_summary;
   content_.workspace = cp.workspace;
+  encoded_ = Encode(content_);
   if (cp.journal) journal_position_ = *cp.journal;
 }
 
@@ -169,7 +325,7 @@ ContextSnapshot ContextState::Snapshot() const {
 
 json ContextState::ToJson() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return Encode(content_);
+  return encoded_;
 }
 
 }  // namespace agentckpt

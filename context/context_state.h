@@ -24,15 +24,16 @@ struct ContextSnapshot {
   std::optional<ActiveTask> active_task;
   ContextSummary summary;
   std::optional<Workspace> workspace;
-  uint64_t revision = 0;  // 0 until the first change; +1 for each change of content
+  uint64_t revision = 0;    // 0 until the first change; +1 for each change of content
   JournalPosition journal;  // the last journal entry this context includes
 };
 
 struct ContextUpdate {
   uint64_t revision = 0;
-  bool changed = false;        // the content differs from before the request
-  bool phase_changed = false;  // a task is active and its (taskId, phase) differs from before
+  bool changed = false;          // the content differs from before the request
+  bool phase_changed = false;    // a task is active and its (taskId, phase) differs from before
   int64_t journal_sequence = 0;  // the journal position after the request (0: no journal)
+  size_t tool_call_log_size = 0;  // entries in the tool-call log after the request
 };
 
 // Records a request's effect in the journal (sidecar/journal_writer.h): called under the
@@ -95,16 +96,30 @@ class ContextState {
     bool operator==(const Content&) const = default;
   };
   StatusOr<Content> Decode(const nlohmann::json& body) const;
+  // The parts of Decode. `previous` (may be null) is what the field held before the request:
+  // text equal to it was redacted when it arrived and is not scanned again.
+  StatusOr<ContextSummary> DecodeSummary(const nlohmann::json& j,
+                                         const ContextSummary* previous) const;
+  StatusOr<std::optional<ActiveTask>> DecodeTask(const nlohmann::json& j) const;
+  static StatusOr<std::optional<Workspace>> DecodeWorkspace(const nlohmann::json& j);
   void RedactToolCall(ToolCallEntry* entry) const;
+  void RedactChanged(std::string* text, const std::string* previous) const;
   static nlohmann::json Encode(const Content& c);
+  // Requires mu_. MergePatch for an object patch, decoding only the parts the patch names (and
+  // keeping the tool-call log when the patch leaves it alone). Same result as decoding the whole
+  // patched document; std::nullopt when the patch needs the general path.
+  std::optional<StatusOr<ContextUpdate>> MergePatchParts(const nlohmann::json& patch);
   // Requires mu_. `payload` gives the journal payload of the change from the next content
-  // (called only if it changes).
+  // (called only if it changes); `update_encoded` turns encoded_ into the JSON form of the next
+  // content (called only if it changes, after `payload`).
   StatusOr<ContextUpdate> Commit(Content next, JournalKind kind,
-                                 const std::function<nlohmann::json(const Content&)>& payload);
+                                 const std::function<nlohmann::json(const Content&)>& payload,
+                                 const std::function<void(const Content&, nlohmann::json*)>& update_encoded);
 
   const Redactor* redactor_ = nullptr;
   mutable std::mutex mu_;
   Content content_;
+  nlohmann::json encoded_ = Encode(Content{});  // always Encode(content_), kept up to date
   uint64_t revision_ = 0;
   bool frozen_ = false;
   JournalHook journal_;

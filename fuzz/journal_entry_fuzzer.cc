@@ -1,11 +1,16 @@
 // Fuzzes the journal entry decoder and the fold with arbitrary bytes. Invariants checked:
 // nothing crashes or leaks; an entry that decodes re-encodes to bytes that decode to the same
-// entry; a fold of it never applies an entry that does not verify, and never fails.
+// entry; a fold of it never applies an entry that does not verify, and never fails; the fast
+// JSON parser the journal uses (checkpoint/json_value.h) gives the same value as nlohmann's own
+// parser whenever both accept the text.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/json_value.h"
 #include "journal/journal_entry.h"
 #include "journal/journal_fold.h"
 
@@ -23,6 +28,11 @@ void Require(bool ok, const char* what) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace agentckpt;
   std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto fast = ParseJsonValue(text);
+  nlohmann::json reference = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (fast.ok() && !reference.is_discarded()) {
+    Require(*fast == reference, "ParseJsonValue(x) == nlohmann::json::parse(x)");
+  }
   auto entry = DecodeJournalEntry(text);
   if (!entry.ok()) return 0;
   auto again = DecodeJournalEntry(EncodeJournalEntry(*entry));

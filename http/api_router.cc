@@ -155,7 +155,7 @@ ApiResponse ApiRouter::Route(const ApiRequest& req) {
     auto update = deps_.context->AppendToolCall(*body);
     if (!update.ok()) return MutationError(update.status());
     json reply = {{"revision", update->revision},
-                  {"toolCallLogSize", deps_.context->Snapshot().summary.tool_call_log.size()}};
+                  {"toolCallLogSize", update->tool_call_log_size}};
     if (Status durable = AwaitDurable(*update, &reply); !durable.ok()) {
       return MutationError(durable);
     }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/json_value.h"
 #include "common/sha256.h"
 
 namespace agentckpt {
@@ -82,10 +83,11 @@ std::string EncodeJournalEntry(const JournalEntry& e) {
 }
 
 StatusOr<JournalEntry> DecodeJournalEntry(std::string_view text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
+  StatusOr<nlohmann::json> parsed = ParseJsonValue(text);
+  if (!parsed.ok() || !parsed->is_object()) {
     return DataLossError("journal entry: not a JSON object");
   }
+  const nlohmann::json& j = *parsed;
   auto bad = [](const std::string& what) { return DataLossError("journal entry: " + what); };
   static const char* kKeys[] = {"v",       "agentId",   "sequence",   "epoch", "kind",
                                 "payload", "timestamp", "prevSha256", "sha256"};

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "checkpoint/checkpoint_json.h"
+#include "checkpoint/json_value.h"
 #include "checkpoint/limits.h"
 
 namespace agentckpt {
@@ -69,12 +70,13 @@ Status DecodeInto(const json& context, Checkpoint* cp) {
 }  // namespace
 
 Status ApplyJournalEntry(const JournalEntry& e, json* context) {
-  json payload = json::parse(e.payload, nullptr, /*allow_exceptions=*/false);
+  StatusOr<json> parsed = ParseJsonValue(e.payload);
   auto bad = [&](const std::string& why) {
     return DataLossError("journal entry " + std::to_string(e.sequence) + " (" +
                          std::string(JournalKindName(e.kind)) + "): " + why);
   };
-  if (payload.is_discarded() || !payload.is_object()) return bad("payload is not a JSON object");
+  if (!parsed.ok() || !parsed->is_object()) return bad("payload is not a JSON object");
+  json payload = std::move(parsed).value();
   try {
     switch (e.kind) {
       case JournalKind::kContextPut:

@@ -1,9 +1,11 @@
 // The journal's figures, side by side in one run on one machine (docs/journal.md):
 //   1. PATCH /v1/context (a ~1 KB merge patch) and POST /v1/tool-calls: durable round trips
-//      (CKPT_DURABILITY=sync, SQLite) from a C++ client (cpprestsdk, keep-alive) over localhost.
+//      (CKPT_DURABILITY=sync, SQLite) over localhost from two C++ clients, each on one kept-alive
+//      connection: a plain synchronous Boost.Beast client and cpprestsdk's http_client.
 //   2. The store append alone (SqliteStore::AppendJournal, one 1 KB entry) against the disk's
 //      fsync floor (write 4 KB + fsync on a file in the same directory), measured in the same run.
-//   3. 8 concurrent clients sending PATCHes in sync mode: durable updates per second.
+//   3. 8 concurrent clients sending PATCHes in sync mode: durable updates per second (each
+//      client kind in turn).
 //   4. Restore (Restorer, no replay) with a 1,000-entry journal tail: totalMs.
 // Usage: journal_bench [calls] [dir]   (dir: where the store files go; default a temp dir)
 #include <cpprest/http_client.h>
@@ -20,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/keepalive_client.h"
 #include "bench/common/percentiles.h"
 #include "checkpoint/canonical.h"
 #include "restore/restorer.h"
@@ -65,6 +68,16 @@ json Call(http::client::http_client& c, const http::method& m, const std::string
     return nullptr;
   }
   return json::parse(text, nullptr, false);
+}
+
+json Call(agentckpt::bench::KeepAliveClient& c, const std::string& m, const std::string& path,
+          const std::string& body) {
+  agentckpt::bench::KeepAliveReply r = c.Call(m, path, body);
+  if (r.status / 100 != 2) {
+    std::fprintf(stderr, "%s %s: HTTP %d %s\n", m.c_str(), path.c_str(), r.status, r.body.c_str());
+    return nullptr;
+  }
+  return json::parse(r.body, nullptr, false);
 }
 
 std::string PatchBody(int i) {
@@ -146,48 +159,73 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string base = "http://127.0.0.1:" + std::to_string(port);
-  http::client::http_client client(base);
-  Latencies patch, tool;
-  for (int i = 0; i < calls + 50; ++i) {
-    auto start = Clock::now();
-    json r = Call(client, http::methods::PATCH, "/v1/context", PatchBody(i));
-    double us = MicrosSince(start);
-    if (!Durable(r)) return 1;
-    if (i >= 50) patch.Add(us);
-  }
-  for (int i = 0; i < calls + 50; ++i) {
-    auto start = Clock::now();
-    json r = Call(client, http::methods::POST, "/v1/tool-calls", ToolCallBody(i));
-    double us = MicrosSince(start);
-    if (!Durable(r)) return 1;
-    if (i >= 50) tool.Add(us);
-  }
+  http::client::http_client rest_client(base);
+  agentckpt::bench::KeepAliveClient beast_client(port);
+  // The same calls from each client kind; `call(kind, method, path, body)` sends one.
+  auto call = [&](int kind, const std::string& m, const std::string& path,
+                  const std::string& body) -> json {
+    if (kind == 0) return Call(beast_client, m, path, body);
+    return Call(rest_client, http::method(m), path, body);
+  };
+  const char* kClientNames[] = {"Boost.Beast sync client", "cpprestsdk http_client"};
   std::printf(
-      "\n[1] durable round trip, sync, SQLite, 1 C++ client (cpprestsdk keep-alive), localhost\n");
-  patch.Print("PATCH /v1/context (~1 KB merge patch)");
-  tool.Print("POST /v1/tool-calls");
+      "\n[1] durable round trip, sync, SQLite, 1 C++ client on one keep-alive connection, "
+      "localhost\n");
+  // The two clients take turns call by call, so both see the same disk and machine.
+  int step = 0;
+  Latencies patch[2], tool[2];
+  for (int i = 0; i < calls + 50; ++i) {
+    for (int kind = 0; kind < 2; ++kind) {
+      auto start = Clock::now();
+      json r = call(kind, "PATCH", "/v1/context", PatchBody(step++));
+      double us = MicrosSince(start);
+      if (!Durable(r)) return 1;
+      if (i >= 50) patch[kind].Add(us);
+    }
+  }
+  for (int i = 0; i < calls + 50; ++i) {
+    for (int kind = 0; kind < 2; ++kind) {
+      auto start = Clock::now();
+      json r = call(kind, "POST", "/v1/tool-calls", ToolCallBody(step++));
+      double us = MicrosSince(start);
+      if (!Durable(r)) return 1;
+      if (i >= 50) tool[kind].Add(us);
+    }
+  }
+  for (int kind = 0; kind < 2; ++kind) {
+    patch[kind].Print(std::string("PATCH /v1/context (~1 KB), ") + kClientNames[kind]);
+  }
+  for (int kind = 0; kind < 2; ++kind) {
+    tool[kind].Print(std::string("POST /v1/tool-calls, ") + kClientNames[kind]);
+  }
 
-  // 3. Eight concurrent clients (same sidecar).
+  // 3. Eight concurrent clients (same sidecar), each client kind in turn.
   constexpr int kClients = 8;
   const int per_client = calls / 2;
-  std::atomic<int> durable{0}, failed{0};
-  auto start8 = Clock::now();
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kClients; ++t) {
-    threads.emplace_back([&, t] {
-      http::client::http_client c(base);
-      for (int i = 0; i < per_client; ++i) {
-        json r = Call(c, http::methods::PATCH, "/v1/context", PatchBody(t * 100000 + i));
-        (Durable(r) ? durable : failed)++;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  double seconds = MicrosSince(start8) / 1e6;
   std::printf("\n[3] %d concurrent clients, sync, SQLite, PATCH ~1 KB, %d each\n", kClients,
               per_client);
-  std::printf("%-40s %d durable updates in %.2f s = %.0f updates/s (failed %d)\n", "throughput",
-              durable.load(), seconds, durable.load() / seconds, failed.load());
+  for (int kind = 0; kind < 2; ++kind) {
+    std::atomic<int> durable{0}, failed{0};
+    auto start8 = Clock::now();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kClients; ++t) {
+      threads.emplace_back([&, t] {
+        http::client::http_client rc(base);
+        agentckpt::bench::KeepAliveClient bc(port);
+        for (int i = 0; i < per_client; ++i) {
+          const std::string body = PatchBody((kind * 10 + t) * 100000 + i);
+          json r = kind == 0 ? Call(bc, "PATCH", "/v1/context", body)
+                             : Call(rc, http::methods::PATCH, "/v1/context", body);
+          (Durable(r) ? durable : failed)++;
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    double seconds = MicrosSince(start8) / 1e6;
+    std::printf("%-40s %d durable updates in %.2f s = %.0f updates/s (failed %d)\n",
+                (std::string("throughput, ") + kClientNames[kind]).c_str(), durable.load(), seconds,
+                durable.load() / seconds, failed.load());
+  }
   sidecar.Signal(SIGTERM);
 
   // 2. The store append alone vs the fsync floor, in the same directory.

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "checkpoint/checkpoint_json.h"
 #include "common/utf8.h"
+#include "journal/journal_fold.h"
+#include "redact/redactor.h"
 #include "tests/sidecar/sidecar_process.h"
 
 namespace agentckpt {
@@ -154,6 +157,93 @@ TEST(SidecarContextStateTest, FreezeStopsIntake) {
             StatusCode::kUnavailable);
   EXPECT_EQ(state.AppendToolCall(ToolCall("t")).status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(state.ToJson(), before);
+}
+
+}  // namespace
+}  // namespace agentckpt
+
+namespace agentckpt {
+namespace {
+
+// The JSON form of a snapshot, built apart from ContextState's own (cached) form.
+json JsonOf(const ContextSnapshot& s) {
+  return {{"activeTask", s.active_task ? ActiveTaskToJsonValue(*s.active_task) : json()},
+          {"contextSummary", ContextSummaryToJsonValue(s.summary)},
+          {"workspace", s.workspace ? WorkspaceToJsonValue(*s.workspace) : json()}};
+}
+
+// A PATCH decodes only the parts it names; the result, the cached JSON form and the journal's
+// effect must equal what decoding the whole patched document gives (Replace, on a second state).
+TEST(SidecarContextStateTest, MergePatchEqualsReplacingTheWholePatchedDocument) {
+  Redactor redactor;
+  ContextState state;
+  state.set_redactor(&redactor);
+  std::string effect;
+  state.set_journal([&effect](JournalKind, const std::string& payload) {
+    effect = payload;
+    return StatusOr<JournalPosition>(JournalPosition{0, kJournalGenesisSha256});
+  });
+  ASSERT_TRUE(state.Replace(FixtureBody()).ok());
+  const std::string secret = " token=ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+  const std::vector<json> patches = {
+      {{"contextSummary", {{"completedSteps", 9}, {"draftContent", "new draft" + secret}}}},
+      {{"contextSummary", {{"planOutline", {"a" + secret, "b"}}, {"gatheringResults", "g"}}}},
+      {{"contextSummary", {{"draftContent", std::string(200000, 'x')}}}},  // cut to the limit
+      {{"contextSummary", {{"toolCallLog", {ToolCall("one", "x" + secret)}}}}},
+      {{"contextSummary", {{"systemPromptHash", nullptr}}}},
+      {{"activeTask", {{"progress", 55}, {"title", "t" + secret}}}, {"unused", nullptr}},
+      {{"workspace",
+        {{"modifiedFiles", {"a.txt"}},
+         {"uncommittedChanges", true},
+         {"lastCommitHash", std::string(40, 'a')},
+         {"branchName", "main"}}}},
+      {{"workspace", {{"branchName", "dev"}}}},
+      {{"workspace", nullptr}, {"contextSummary", {{"completedSteps", 10}}}},
+      {{"activeTask", nullptr}},
+      {{"activeTask", {{"taskId", "t2"}, {"title", "new"}, {"phase", "planning"}}}},
+      {{"contextSummary", json::object()}},
+      json::object(),
+  };
+  for (const json& patch : patches) {
+    const json before = state.ToJson();
+    json whole = before;
+    whole.merge_patch(patch);
+    ContextState reference;
+    reference.set_redactor(&redactor);
+    auto expected = reference.Replace(whole);
+    effect = "-";
+    auto u = state.MergePatch(patch);
+    ASSERT_EQ(u.ok(), expected.ok()) << patch.dump().substr(0, 200) << ": " << u.status().ToString()
+                                     << " / " << expected.status().ToString();
+    if (!u.ok()) continue;
+    EXPECT_TRUE(state.ToJson() == reference.ToJson()) << patch.dump().substr(0, 200);
+    EXPECT_TRUE(state.ToJson() == JsonOf(state.Snapshot())) << patch.dump().substr(0, 200);
+    // Folding the journal's effect into the previous form gives the new form.
+    if (u->changed) {
+      json folded = before;
+      JournalEntry entry;
+      entry.kind = JournalKind::kContextPatch;
+      entry.payload = effect;
+      ASSERT_TRUE(ApplyJournalEntry(entry, &folded).ok());
+      EXPECT_TRUE(folded == state.ToJson())
+          << patch.dump().substr(0, 200) << "\neffect " << effect.substr(0, 300);
+    } else {
+      EXPECT_EQ(effect, "") << patch.dump().substr(0, 200);
+    }
+  }
+  // Errors name the same field as the whole-document path.
+  for (const json& patch :
+       {json{{"contextSummary", {{"toolCallLog", {{{"toolName", 1}}}}}}},
+        json{{"workspace", {{"branchName", 5}}}}, json{{"activeTask", {{"phase", "sleeping"}}}}}) {
+    json whole = state.ToJson();
+    whole.merge_patch(patch);
+    ContextState reference;
+    auto expected = reference.Replace(whole);
+    auto u = state.MergePatch(patch);
+    ASSERT_FALSE(u.ok());
+    ASSERT_FALSE(expected.ok());
+    EXPECT_EQ(u.status().message(), expected.status().message());
+  }
 }
 
 }  // namespace
