@@ -1,21 +1,26 @@
 // Recovery benchmark: from `agentckpt run` process start to checkpoint.restored received, with the
 // 16k reference checkpoint in the store and 50 JetStream messages to replay (20 handled since the
 // checkpoint, 30 pending). Each run starts a fresh sidecar process, waits for the event, and
-// SIGKILLs it, so every run restores the same checkpoint. Prints p50/p90/p99.
+// SIGKILLs it, so every run restores the same checkpoint. Prints p50/p90/p99. With
+// --journal-tail N the store also holds N journal entries after the checkpoint (~1 KB merge
+// patches), which every restore folds in (the event must say all N were applied).
 //
-//   build/bin/restore_bench [--runs N] [--fixtures DIR] [--bin build/bin/agentckpt]
+//   build/bin/restore_bench [--runs N] [--journal-tail N] [--fixtures DIR]
+//                           [--bin build/bin/agentckpt]
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "bench/common/journal_tail.h"
 #include "bench/common/percentiles.h"
 #include "checkpoint/canonical.h"
 #include "checkpoint/checkpoint_json.h"
@@ -50,7 +55,7 @@ pid_t StartSidecar(const std::string& bin, const std::vector<std::string>& env) 
   return pid;
 }
 
-int Run(int runs, const std::string& fixtures, const std::string& bin) {
+int Run(int runs, int journal_tail, const std::string& fixtures, const std::string& bin) {
   testing::NatsServerProcess nats;
   testing::TempDir dir;
   auto client = testing::JetStreamTestClient::Connect(nats.url());
@@ -82,6 +87,11 @@ int Run(int runs, const std::string& fixtures, const std::string& bin) {
     auto sealed = Seal(*cp);
     if (!sealed.ok()) return Fail(sealed.status().ToString());
     if (auto r = (*store)->Put(*sealed, PutOptions{}); !r.ok()) return Fail(r.status().ToString());
+    if (journal_tail > 0) {
+      Status appended = (*store)->AppendJournal(kAgent, MakeJournalTail(kAgent, journal_tail, 1000),
+                                                std::nullopt);
+      if (!appended.ok()) return Fail(appended.ToString());
+    }
   }
 
   natsSubscription* sub = nullptr;
@@ -90,9 +100,12 @@ int Run(int runs, const std::string& fixtures, const std::string& bin) {
   natsConnection_Flush((*client)->connection());
 
   std::vector<std::string> env = {
-      std::string("AGENT_ID=") + kAgent, "NATS_URL=" + nats.url(), "CKPT_STORE=sqlite://" + db,
+      std::string("AGENT_ID=") + kAgent,
+      "NATS_URL=" + nats.url(),
+      "CKPT_STORE=sqlite://" + db,
       "CKPT_HTTP_ADDR=127.0.0.1:" + std::to_string(testing::PickFreePort()),
-      std::string("JS_STREAM=") + kStream, std::string("JS_CONSUMER=") + kAgent,
+      std::string("JS_STREAM=") + kStream,
+      std::string("JS_CONSUMER=") + kAgent,
       "CKPT_STALE_AFTER_S=86400"};
   Latencies latency;
   std::string last_event;
@@ -108,11 +121,23 @@ int Run(int runs, const std::string& fixtures, const std::string& bin) {
     if (s != NATS_OK) return Fail("no checkpoint.restored within 10 s in run " + std::to_string(i));
     last_event.assign(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg)));
     natsMsg_Destroy(msg);
+    if (journal_tail > 0) {
+      auto event = nlohmann::json::parse(last_event, nullptr, false);
+      int applied = event.is_object() && event.contains("journal") && event["journal"].is_object()
+                        ? event["journal"].value("applied", -1)
+                        : -1;
+      if (applied != journal_tail) {
+        return Fail("run " + std::to_string(i) + " folded " + std::to_string(applied) + " of " +
+                    std::to_string(journal_tail) +
+                    " journal entries: " + last_event.substr(0, 400));
+      }
+    }
     latency.Add(us);
   }
   natsSubscription_Destroy(sub);
-  std::printf("last event: %s\n", last_event.c_str());
-  latency.Print("process start -> checkpoint.restored");
+  std::printf("last event: %s\n", last_event.substr(0, 2000).c_str());
+  latency.Print("process start -> checkpoint.restored, journal tail " +
+                std::to_string(journal_tail));
   return 0;
 }
 
@@ -121,14 +146,20 @@ int Run(int runs, const std::string& fixtures, const std::string& bin) {
 
 int main(int argc, char** argv) {
   int runs = 100;
+  int journal_tail = 0;
   const char* fixtures_env = std::getenv("AGENTCKPT_FIXTURES_DIR");
   std::string fixtures =
       fixtures_env && *fixtures_env ? fixtures_env : AGENTCKPT_BENCH_FIXTURES_DIR;
   std::string bin = "build/bin/agentckpt";
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--fixtures")) fixtures = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--bin")) bin = argv[i + 1];
+    if (!std::strcmp(argv[i], "--runs"))
+      runs = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--journal-tail"))
+      journal_tail = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--fixtures"))
+      fixtures = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--bin"))
+      bin = argv[i + 1];
   }
-  return agentckpt::bench::Run(runs, fixtures, bin);
+  return agentckpt::bench::Run(runs, journal_tail, fixtures, bin);
 }

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/journal_tail.h"
 #include "bench/common/keepalive_client.h"
 #include "bench/common/percentiles.h"
 #include "checkpoint/canonical.h"
@@ -35,17 +36,13 @@
 namespace {
 
 using agentckpt::bench::Latencies;
+using agentckpt::bench::DraftText;
+using agentckpt::bench::MakeJournalTail;
 using agentckpt::bench::MicrosSince;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 namespace http = web::http;
 
-std::string Text(int i, size_t n) {
-  std::string s = "step " + std::to_string(i) + ": ";
-  while (s.size() < n) s += "the agent wrote more of its draft; ";
-  s.resize(n);
-  return s;
-}
 
 // One request; the reply's JSON (null on failure, reported).
 json Call(http::client::http_client& c, const http::method& m, const std::string& path,
@@ -81,14 +78,14 @@ json Call(agentckpt::bench::KeepAliveClient& c, const std::string& m, const std:
 }
 
 std::string PatchBody(int i) {
-  return json{{"contextSummary", {{"completedSteps", i}, {"draftContent", Text(i, 1000)}}}}.dump();
+  return json{{"contextSummary", {{"completedSteps", i}, {"draftContent", DraftText(i, 1000)}}}}.dump();
 }
 
 std::string ToolCallBody(int i) {
   return json{{"toolName", "search"},
               {"timestamp", "2026-01-01T00:00:00.000Z"},
-              {"inputSummary", Text(i, 150)},
-              {"outputSummary", Text(i, 400)},
+              {"inputSummary", DraftText(i, 150)},
+              {"outputSummary", DraftText(i, 400)},
               {"durationMs", 12},
               {"success", true}}
       .dump();
@@ -235,7 +232,7 @@ int main(int argc, char** argv) {
     auto store = SqliteStore::Open(dir + "/append.db");
     if (!store.ok()) return 1;
     std::string prev = kJournalGenesisSha256;
-    const std::string payload = json{{"contextSummary", {{"draftContent", Text(0, 1000)}}}}.dump();
+    const std::string payload = json{{"contextSummary", {{"draftContent", DraftText(0, 1000)}}}}.dump();
     for (int i = 1; i <= calls + 20; ++i) {
       std::vector<JournalEntry> one = {Entry("bench-append", i, &prev, payload)};
       auto start = Clock::now();
@@ -261,14 +258,7 @@ int main(int argc, char** argv) {
     cp.timestamp_ms = Env::Default()->NowUnixMillis();
     auto sealed = Seal(std::move(cp));
     if (!sealed.ok() || !(*store)->Put(*sealed, PutOptions{}).ok()) return 1;
-    std::string prev = kJournalGenesisSha256;
-    std::vector<JournalEntry> tail;
-    for (int i = 1; i <= 1000; ++i) {
-      tail.push_back(
-          Entry(agent, i, &prev,
-                json{{"contextSummary", {{"completedSteps", i}, {"draftContent", Text(i, 1000)}}}}
-                    .dump()));
-    }
+    std::vector<JournalEntry> tail = MakeJournalTail(agent, 1000, 1000);
     if (!(*store)->AppendJournal(agent, tail, std::nullopt).ok()) return 1;
     RestoreOptions ro;
     ro.dry_run = true;
