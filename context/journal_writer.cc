@@ -66,6 +66,13 @@ Status JournalWriter::GateLocked() const {
   return OkStatus();
 }
 
+Status JournalWriter::Serving() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fenced_.ok()) return fenced_;
+  if (!active_) return UnavailableError("standby: this sidecar does not hold the writer lease");
+  return OkStatus();
+}
+
 StatusOr<JournalPosition> JournalWriter::Record(JournalKind kind, const std::string& payload) {
   std::lock_guard<std::mutex> lock(mu_);
   if (Status gate = GateLocked(); !gate.ok()) return gate;

@@ -95,6 +95,11 @@ class JournalWriter {
   // Appends what is pending (async mode) and stops the flusher. Later Records fail.
   Status Close();
 
+  // Whether this sidecar's context is the agent's: kUnavailable "standby: ..." before Activate,
+  // kFailedPrecondition "lease lost: ..." after Fence; OK otherwise (a broken journal included:
+  // the context in memory is still the latest).
+  Status Serving() const;
+
   // The position of the last recorded entry, and of the last durable one.
   JournalPosition head() const;
   int64_t durable_sequence() const;

@@ -141,7 +141,16 @@ ApiResponse ApiRouter::Route(const ApiRequest& req) {
     return r;
   }
   if (p == "/v1/context") {
-    if (m == "GET") return JsonResponse(200, deps_.context->ToJson());
+    if (m == "GET") {
+      // A standby (or fenced) sidecar's context is not the agent's: say so rather than answer
+      // with an empty or stale one.
+      if (deps_.journal != nullptr) {
+        if (Status serving = deps_.journal->Serving(); !serving.ok()) {
+          return MutationError(serving);
+        }
+      }
+      return JsonResponse(200, deps_.context->ToJson());
+    }
     if (m == "PUT" || m == "PATCH") {
       auto body = ParseBody(req.body);
       if (!body.ok()) return FromStatus(body.status());

@@ -127,6 +127,10 @@ TEST_F(JournalKillTest, AStandbyRefusesUpdatesAndTakesOverWithEveryAcknowledgedO
   EXPECT_EQ(err["code"], "STANDBY");
   EXPECT_FALSE(err["holder"].get<std::string>().empty()) << refused.body;
   EXPECT_TRUE(refused.headers.count("Retry-After") || refused.headers.count("retry-after"));
+  // Reading the context from the standby is refused too: it does not have the agent's context.
+  auto read = HttpCall(port_, "GET", "/v1/context");
+  EXPECT_EQ(read.status, 503) << read.body;
+  EXPECT_EQ(Body(read)["error"]["code"], "STANDBY") << read.body;
   EXPECT_EQ(HttpCall(port_, "POST", "/v1/tool-calls",
                      R"({"toolName":"t","timestamp":"2026-01-01T00:00:00.000Z","inputSummary":"",)"
                      R"("outputSummary":"","durationMs":1,"success":true})")
