@@ -16,17 +16,23 @@ Status Bad(const std::string& path, const std::string& reason) {
   return InvalidArgumentError(path + ": " + reason);
 }
 
-Status CheckText(const std::string& s, const std::string& path, size_t max_chars,
-                 bool allow_empty) {
-  if (!IsValidUtf8(s)) return Bad(path, "not valid UTF-8");
-  if (!allow_empty && s.empty()) return Bad(path, "must not be empty");
-  if (s.size() <= max_chars) return OkStatus();  // bytes >= characters
+// Why `s` is not acceptable text, or "" when it is. Kept apart from the field's path, which is
+// built only for a field that fails (the tool-call log alone has 150 text fields).
+std::string TextProblem(const std::string& s, size_t max_chars, bool allow_empty) {
+  if (!IsValidUtf8(s)) return "not valid UTF-8";
+  if (!allow_empty && s.empty()) return "must not be empty";
+  if (s.size() <= max_chars) return std::string();  // bytes >= characters
   size_t n = Utf8Length(s);
   if (n > max_chars) {
-    return Bad(path, "longer than " + std::to_string(max_chars) + " characters (" +
-                         std::to_string(n) + ")");
+    return "longer than " + std::to_string(max_chars) + " characters (" + std::to_string(n) + ")";
   }
-  return OkStatus();
+  return std::string();
+}
+
+Status CheckText(const std::string& s, const std::string& path, size_t max_chars,
+                 bool allow_empty) {
+  std::string why = TextProblem(s, max_chars, allow_empty);
+  return why.empty() ? OkStatus() : Bad(path, why);
 }
 
 bool IsHex(const std::string& s) {
@@ -127,9 +133,8 @@ Status ValidateContextSummary(const ContextSummary& c, const std::string& path) 
                "more than " + std::to_string(limits::kPlanOutlineItems) + " items");
   }
   for (size_t i = 0; i < c.plan_outline.size(); ++i) {
-    auto s = CheckText(c.plan_outline[i], path + ".planOutline[" + std::to_string(i) + "]",
-                       limits::kPlanItemChars, true);
-    if (!s.ok()) return s;
+    std::string why = TextProblem(c.plan_outline[i], limits::kPlanItemChars, true);
+    if (!why.empty()) return Bad(path + ".planOutline[" + std::to_string(i) + "]", why);
   }
   if (c.completed_steps < 0) return Bad(path + ".completedSteps", "must not be negative");
   if (auto s = CheckText(c.draft_content, path + ".draftContent", limits::kDraftContentChars, true);
@@ -142,21 +147,21 @@ Status ValidateContextSummary(const ContextSummary& c, const std::string& path) 
   }
   for (size_t i = 0; i < c.tool_call_log.size(); ++i) {
     const auto& e = c.tool_call_log[i];
-    std::string p = path + ".toolCallLog[" + std::to_string(i) + "]";
-    if (auto s = CheckText(e.tool_name, p + ".toolName", limits::kToolNameChars, false); !s.ok()) {
-      return s;
+    auto bad = [&](const char* field, const std::string& why) {
+      return Bad(path + ".toolCallLog[" + std::to_string(i) + "]." + field, why);
+    };
+    if (std::string why = TextProblem(e.tool_name, limits::kToolNameChars, false); !why.empty()) {
+      return bad("toolName", why);
     }
-    if (auto s = CheckText(e.input_summary, p + ".inputSummary", limits::kToolInputSummaryChars,
-                           true);
-        !s.ok()) {
-      return s;
+    if (std::string why = TextProblem(e.input_summary, limits::kToolInputSummaryChars, true);
+        !why.empty()) {
+      return bad("inputSummary", why);
     }
-    if (auto s = CheckText(e.output_summary, p + ".outputSummary",
-                           limits::kToolOutputSummaryChars, true);
-        !s.ok()) {
-      return s;
+    if (std::string why = TextProblem(e.output_summary, limits::kToolOutputSummaryChars, true);
+        !why.empty()) {
+      return bad("outputSummary", why);
     }
-    if (e.duration_ms < 0) return Bad(p + ".durationMs", "must not be negative");
+    if (e.duration_ms < 0) return bad("durationMs", "must not be negative");
   }
   return OkStatus();
 }
@@ -179,8 +184,7 @@ Status ValidateWorkspace(const Workspace& w, const std::string& path) {
   return CheckText(w.branch_name, path + ".branchName", limits::kShortTextChars, true);
 }
 
-Status ValidateEncryptedContextSummary(const EncryptedContextSummary& e,
-                                       const std::string& path) {
+Status ValidateEncryptedContextSummary(const EncryptedContextSummary& e, const std::string& path) {
   if (e.alg != "A256GCM") return Bad(path + ".alg", "unknown algorithm \"" + e.alg + "\"");
   if (e.key_id.size() != 16 || !IsHex(e.key_id)) {
     return Bad(path + ".keyId", "expected 16 lower-case hex characters");
