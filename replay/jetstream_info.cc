@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status_macros.h"
-#include "nats/nats_handles.h"
 
 namespace agentckpt {
 namespace {
@@ -13,32 +12,37 @@ using nlohmann::json;
 // The JetStream API's error codes for a missing stream or consumer.
 constexpr int kStreamNotFound = 10059;
 constexpr int kConsumerNotFound = 10014;
+constexpr int kNotEnabled = 10076;
+constexpr int kNotEnabledForAccount = 10039;
 
-// One request on the JetStream API; the reply's JSON, or its error as a Status.
-StatusOr<json> ApiRequest(natsConnection* connection, const std::string& subject,
-                          const std::string& what, int64_t wait_ms) {
-  natsMsg* reply_raw = nullptr;
-  natsStatus s = natsConnection_Request(&reply_raw, connection, subject.c_str(), "", 0,
-                                        std::max<int64_t>(1, wait_ms));
-  nats_handles::MsgPtr reply(reply_raw);
-  std::string prefix = "replay: " + what + ": ";
-  if (s == NATS_TIMEOUT) return DeadlineExceededError(prefix + "no answer in time");
-  if (s != NATS_OK) return UnavailableError(prefix + natsStatus_GetText(s));
-  const char* data = natsMsg_GetData(reply.get());
+}  // namespace
+
+StatusOr<json> ApiReplyJson(natsMsg* reply, const std::string& what, int* api_error) {
+  const std::string prefix = "replay: " + what + ": ";
+  if (reply == nullptr) return DeadlineExceededError(prefix + "no answer in time");
+  if (natsMsg_IsNoResponders(reply)) {
+    return UnavailableError(prefix + "no responders (is JetStream enabled?)");
+  }
+  const char* data = natsMsg_GetData(reply);
   json j = json::parse(data == nullptr ? "" : data,
-                       data == nullptr ? nullptr : data + natsMsg_GetDataLength(reply.get()),
-                       nullptr, /*allow_exceptions=*/false);
+                       data == nullptr ? nullptr : data + natsMsg_GetDataLength(reply), nullptr,
+                       /*allow_exceptions=*/false);
   if (!j.is_object()) return InternalError(prefix + "the reply is not a JSON object");
   if (j.contains("error") && j["error"].is_object()) {
     const json& e = j["error"];
-    int code = e.value("err_code", 0);
+    int code =
+        e.contains("err_code") && e["err_code"].is_number_integer() ? e["err_code"].get<int>() : 0;
+    if (api_error != nullptr) *api_error = code;
     std::string message = prefix + e.value("description", std::string("error")) +
                           " (JetStream error " + std::to_string(code) + ")";
     if (code == kStreamNotFound || code == kConsumerNotFound) return NotFoundError(message);
+    if (code == kNotEnabled || code == kNotEnabledForAccount) return UnavailableError(message);
     return FailedPreconditionError(message);
   }
   return j;
 }
+
+namespace {
 
 uint64_t U64(const json& j, const char* object, const char* key) {
   if (!j.contains(object) || !j[object].is_object()) return 0;
@@ -48,11 +52,8 @@ uint64_t U64(const json& j, const char* object, const char* key) {
 
 }  // namespace
 
-StatusOr<DurableInfo> ReadDurableInfo(natsConnection* connection, const std::string& stream,
-                                      const std::string& consumer, int64_t wait_ms) {
-  ASSIGN_OR_RETURN(json j,
-                   ApiRequest(connection, "$JS.API.CONSUMER.INFO." + stream + "." + consumer,
-                              "consumer '" + consumer + "' of stream '" + stream + "'", wait_ms));
+StatusOr<DurableInfo> ParseDurableInfo(natsMsg* reply, const std::string& what) {
+  ASSIGN_OR_RETURN(json j, ApiReplyJson(reply, what));
   DurableInfo info;
   const json config = j.value("config", json::object());
   if (config.contains("filter_subjects") && config["filter_subjects"].is_array()) {
@@ -72,10 +73,8 @@ StatusOr<DurableInfo> ReadDurableInfo(natsConnection* connection, const std::str
   return info;
 }
 
-StatusOr<StreamState> ReadStreamState(natsConnection* connection, const std::string& stream,
-                                      int64_t wait_ms) {
-  ASSIGN_OR_RETURN(json j, ApiRequest(connection, "$JS.API.STREAM.INFO." + stream,
-                                      "stream '" + stream + "'", wait_ms));
+StatusOr<StreamState> ParseStreamState(natsMsg* reply, const std::string& what) {
+  ASSIGN_OR_RETURN(json j, ApiReplyJson(reply, what));
   StreamState state;
   state.first_seq = U64(j, "state", "first_seq");
   state.last_seq = U64(j, "state", "last_seq");

@@ -7,6 +7,7 @@
 #include <nats/nats.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -27,14 +28,18 @@ struct StreamState {
   uint64_t last_seq = 0;
 };
 
-// Consumer info of `consumer` on `stream`, waiting at most `wait_ms`. kNotFound (stream or
-// consumer missing), kDeadlineExceeded (no answer in time), kUnavailable (no connection, no
-// JetStream responder), kInternal (a reply that does not parse). Thread-safe.
-StatusOr<DurableInfo> ReadDurableInfo(natsConnection* connection, const std::string& stream,
-                                      const std::string& consumer, int64_t wait_ms);
+// The JSON of a JetStream API reply (`what` names the request in messages). kNotFound (stream or
+// consumer missing), kDeadlineExceeded (null `reply`), kUnavailable (no responder or JetStream
+// disabled),
+// kFailedPrecondition (any other API error; `api_error`, when given, receives its err_code),
+// kInternal (a reply that does not parse). A null `reply` means none came in time. Thread-safe.
+StatusOr<nlohmann::json> ApiReplyJson(natsMsg* reply, const std::string& what,
+                                      int* api_error = nullptr);
 
-// The stream's first and last sequence. Errors as ReadDurableInfo. Thread-safe.
-StatusOr<StreamState> ReadStreamState(natsConnection* connection, const std::string& stream,
-                                      int64_t wait_ms);
+// The consumer info reply of the agent's durable, read as above. Errors as ApiReplyJson.
+StatusOr<DurableInfo> ParseDurableInfo(natsMsg* reply, const std::string& what);
+
+// The stream info reply: its first and last sequence. Errors as ApiReplyJson. Thread-safe.
+StatusOr<StreamState> ParseStreamState(natsMsg* reply, const std::string& what);
 
 }  // namespace agentckpt

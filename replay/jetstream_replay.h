@@ -7,12 +7,16 @@
 //      lost, and counted). The durable is only looked at; no fetch, next, ack or update is ever
 //      sent to it, so its delivered and ack-floor sequences, num_pending, num_ack_pending,
 //      num_redelivered and num_waiting stay exactly as they were.
-//   2. The counts, from short-lived ephemeral pull consumers (deliver-by-start-sequence, the
-//      durable's filter subject, ack policy none, memory storage, one replica, an inactivity
-//      threshold so the server removes them even if this process dies mid-read): one at
+//   2. The counts, from short-lived ephemeral pull consumers (replay/replay_consumers.h): one at
 //      lastAckedSequence + 1 (all since the checkpoint), one at the ack floor + 1 (pending).
-//   3. The newest messages only, through such a consumer started near the end of the stream
-//      (found by interpolation on the counts), so the cost does not grow with the backlog.
+//   3. The newest messages only, through such a consumer started near the end of the stream: a
+//      first guess (the newest 2 x max_messages sequences) is created with the counting ones,
+//      and further probes (found by interpolation on the counts) only when it holds too few or
+//      too many. So the cost does not grow with the backlog.
+//   Requests that do not depend on each other are sent together on one private inbox and their
+//   replies awaited together (replay/js_api_inbox.h): the two infos, then the consumers'
+//   creations, then their deletions, each one round trip whatever their number; the messages
+//   are fetched from the tail consumer directly.
 //   Every ephemeral consumer is deleted before ReadSince returns (whatever the outcome).
 //
 // Why an ephemeral pull consumer, not an ordered push consumer or direct gets:

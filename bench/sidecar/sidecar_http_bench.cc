@@ -4,7 +4,8 @@
 //      context: latency p50/p99/max over N calls (default 1,000), client side and as reported
 //      by the sidecar (durationMs).
 //      The same from a Node client (node_checkpoint_client.mjs: fetch, keep-alive) when node is
-//      on PATH.
+//      on PATH. After each client, where the sidecar's time went: how many checkpoints and how
+//      many store puts (SQLite commit + fsync) took over 1 ms and over 2.5 ms (from /metrics).
 //   2. Idle: resident set size and CPU time used over a few seconds with no requests.
 // Usage: sidecar_http_bench [calls] [idle_seconds]
 #include <cpprest/http_client.h>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -66,6 +68,56 @@ long CpuTicks(pid_t pid) {
   return utime + stime;
 }
 
+// Cumulative counts of one histogram of the sidecar's /metrics (by `le` bound, "+Inf" last).
+std::vector<std::pair<std::string, double>> HistogramBuckets(int port, const std::string& name,
+                                                             const std::string& label) {
+  std::vector<std::pair<std::string, double>> buckets;
+  std::istringstream in(HttpCall(port, "GET", "/metrics", "").body);
+  const std::string prefix = name + "_bucket{" + label;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    size_t le = line.find("le=\"");
+    size_t end = line.find('"', le + 4);
+    size_t space = line.rfind(' ');
+    if (le == std::string::npos || end == std::string::npos || space == std::string::npos) continue;
+    buckets.emplace_back(line.substr(le + 4, end - le - 4), std::atof(line.c_str() + space + 1));
+  }
+  return buckets;
+}
+
+// Where the sidecar's time went during one client's calls (warm-up included): how many
+// checkpoints, and how many store puts (the SQLite commit with its fsync), took more than 1 ms
+// and more than 2.5 ms, from the difference of the sidecar's histograms read before and after.
+struct TimeSplit {
+  std::vector<std::pair<std::string, double>> checkpoint, put;
+  static TimeSplit Read(int port) {
+    return {
+        HistogramBuckets(port, "agentckpt_checkpoint_duration_seconds", "trigger=\"manual\""),
+        HistogramBuckets(port, "agentckpt_store_operation_duration_seconds", "operation=\"put\"")};
+  }
+  static double Over(const std::vector<std::pair<std::string, double>>& after,
+                     const std::vector<std::pair<std::string, double>>& before, double bound) {
+    double total = 0, under = 0;
+    for (size_t i = 0; i < after.size(); ++i) {
+      double d = after[i].second - (i < before.size() ? before[i].second : 0);
+      if (after[i].first == "+Inf") total = d;
+      if (after[i].first != "+Inf" &&
+          std::fabs(std::atof(after[i].first.c_str()) - bound) < 1e-12) {
+        under = d;
+      }
+    }
+    return total - under;
+  }
+  void PrintSince(const TimeSplit& before) const {
+    std::printf(
+        "  sidecar split: checkpoints over 1 ms %.0f, over 2.5 ms %.0f; store puts over "
+        "1 ms %.0f, over 2.5 ms %.0f\n",
+        Over(checkpoint, before.checkpoint, 0.001), Over(checkpoint, before.checkpoint, 0.0025),
+        Over(put, before.put, 0.001), Over(put, before.put, 0.0025));
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,6 +154,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  TimeSplit split_start = TimeSplit::Read(port);
   web::http::client::http_client client("http://127.0.0.1:" + std::to_string(port));
   std::vector<double> client_ms, server_ms;
   int64_t size = 0;
@@ -132,6 +185,8 @@ int main(int argc, char** argv) {
   std::printf("  sidecar durationMs: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
               Percentile(server_ms, 0.50), Percentile(server_ms, 0.99),
               *std::max_element(server_ms.begin(), server_ms.end()));
+  TimeSplit split_cpp = TimeSplit::Read(port);
+  split_cpp.PrintSince(split_start);
 
   // The same from a Node client (fetch, keep-alive), when node is on PATH.
   std::string node_cmd = std::string("node '") + AGENTCKPT_BENCH_DIR +
@@ -155,6 +210,7 @@ int main(int argc, char** argv) {
       std::printf("  sidecar durationMs: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
                   Percentile(node_server, 0.50), Percentile(node_server, 0.99),
                   *std::max_element(node_server.begin(), node_server.end()));
+      TimeSplit::Read(port).PrintSince(split_cpp);
     }
   }
 
