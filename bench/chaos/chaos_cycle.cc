@@ -171,11 +171,13 @@ void ChaosRun::CheckAcknowledged(double t0, double kill_t, int64_t resumed_globa
     }
     ++row->acked_updates;
     // After a sidecar restart: journaled updates by sequence, the others (memory mode) by the
-    // restored checkpoint's step. After an agent restart: by the step it resumed at.
+    // restored checkpoint's step. After an agent restart: by the step it resumed at. A step's
+    // tool call is reported before the patch that completes the step: it needs the step before.
+    const int64_t step = a.what == "tool_call" ? a.global - 1 : a.global;
     bool lost = a.journal_seq > 0
                     ? row->restored_journal_seq >= 0 && a.journal_seq > row->restored_journal_seq
-                    : checkpoint_global >= 0 && a.global > checkpoint_global;
-    lost = lost || (resumed_global >= 0 && a.global > resumed_global);
+                    : checkpoint_global >= 0 && step > checkpoint_global;
+    lost = lost || (resumed_global >= 0 && step > resumed_global);
     if (lost) {
       ++row->acked_lost;
     } else {
