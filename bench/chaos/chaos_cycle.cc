@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "bench/chaos/chaos_run.h"
+#include "examples/reference_agent/sidecar_client.h"
+#include "examples/reference_agent/task_model.h"
 
 namespace chaos {
 
@@ -75,6 +77,8 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
       row->restore_phases_ms = RestorePhases(e.data);
       row->replay_handled = e.data.value("handled", 0);
       row->replay_pending = e.data.value("pending", 0);
+      const json& journal = e.data["journal"];
+      if (journal.is_object()) row->restored_journal_seq = journal.value("lastSequence", -1);
     }
     if (have_before) {
       auto after = obs_.Consumer();
@@ -86,6 +90,8 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
       }
     }
   }
+  int64_t resumed_global = -1;
+  const int64_t checkpoint_global = sidecar ? CheckpointGlobal(row->restored_id) : -1;
   if (agent) {
     const double ta = WallMillis();
     const size_t ea = obs_.size();
@@ -120,16 +126,15 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
       row->resumed_from_restore = l.value("seq", int64_t{-2}) == row->restored_seq;
       if (!row->resumed_from_restore) AddNote(row, "agent resumed from another checkpoint");
       int64_t g = l.value("global", int64_t{0});
+      resumed_global = g;
       row->steps_lost = std::max<int64_t>(0, r.last_global_before - g);
-      if (row->steps_lost > 0 && r.restored_step_t > 0) {
-        row->work_lost_ms = r.last_t_before - r.restored_step_t;
-      }
       row->msgs_after_checkpoint = r.msgs_after_checkpoint;
     }
   }
   // Application-subject traffic while the restore ran: the feed is idle, so any inbox message is
   // foreign, and a result must be one the agent journaled.
   DrainJournal();
+  CheckAcknowledged(t0, kill_t_, resumed_global, checkpoint_global, row);
   size_t n = obs_.size();
   for (size_t i = e0; i < n && window_end > 0; ++i) {
     Observed e = obs_.at(i);
@@ -143,6 +148,50 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
       AddNote(row, "during restore: " + e.subject + " " + e.data.dump());
     }
   }
+}
+
+int64_t ChaosRun::CheckpointGlobal(const std::string& id) {
+  if (id.empty()) return -1;
+  reference_agent::SidecarClient client("http://127.0.0.1:" + std::to_string(http_port_),
+                                        std::chrono::milliseconds(5000));
+  reference_agent::HttpReply doc = client.Call("GET", "/v1/checkpoints/" + id);
+  if (doc.status != 200) return -1;
+  auto model = reference_agent::TaskModel::FromCheckpoint(doc.body);
+  return model.ok() ? model->global_step() : -1;
+}
+
+void ChaosRun::CheckAcknowledged(double t0, double kill_t, int64_t resumed_global,
+                                 int64_t checkpoint_global, CycleRow* row) {
+  std::vector<Ack> later;  // journaled after the restart: the next cycle's
+  double kept_t = last_kept_ack_t_;
+  for (const Ack& a : acks_) {
+    if (a.t >= t0) {
+      later.push_back(a);
+      continue;
+    }
+    ++row->acked_updates;
+    // After a sidecar restart: journaled updates by sequence, the others (memory mode) by the
+    // restored checkpoint's step. After an agent restart: by the step it resumed at. A step's
+    // tool call is reported before the patch that completes the step: it needs the step before.
+    const int64_t step = a.what == "tool_call" ? a.global - 1 : a.global;
+    bool lost = a.journal_seq > 0
+                    ? row->restored_journal_seq >= 0 && a.journal_seq > row->restored_journal_seq
+                    : checkpoint_global >= 0 && step > checkpoint_global;
+    lost = lost || (resumed_global >= 0 && step > resumed_global);
+    if (lost) {
+      ++row->acked_lost;
+    } else {
+      kept_t = std::max(kept_t, a.t);
+    }
+  }
+  if (row->acked_lost > 0) {
+    AddNote(row, std::to_string(row->acked_lost) + " acknowledged updates not restored (journal " +
+                     std::to_string(row->restored_journal_seq) + ", step " +
+                     std::to_string(resumed_global) + ")");
+  }
+  row->work_lost_ms = kept_t > 0 ? std::max(0.0, kill_t - kept_t) : 0;
+  last_kept_ack_t_ = kept_t;
+  acks_ = std::move(later);
 }
 
 CycleRow ChaosRun::Cycle(int n) {
@@ -169,6 +218,7 @@ CycleRow ChaosRun::Cycle(int n) {
   }
   bool kill_agent = row.target != "sidecar", kill_sidecar = row.target != "agent";
   std::string pre_id;
+  kill_t_ = WallMillis();
   if (!term) {
     if (kill_agent) agent_->Signal(SIGKILL);
     if (kill_sidecar) sidecar_->Signal(SIGKILL);
@@ -209,7 +259,7 @@ CycleRow ChaosRun::Cycle(int n) {
                 (row.recovery_ms >= 0 || row.agent_resume_ms >= 0);
   row.ok = row.confirmed_lost == 0 && row.replay_side_effects == 0 && in_sla &&
            row.consumer_unchanged != "no" && (!term || row.pre_shutdown == "durable") &&
-           row.resumed_from_restore && row.note.empty();
+           row.resumed_from_restore && row.acked_lost == 0 && row.note.empty();
   return row;
 }
 

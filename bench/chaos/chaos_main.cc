@@ -50,7 +50,12 @@ int main(int argc, char** argv) {
   run->add_option("--min-run-ms", o.min_run_ms)->check(CLI::Range(0, 600000));
   run->add_option("--max-run-ms", o.max_run_ms)->check(CLI::Range(0, 600000));
   run->add_option("--step-ms", o.step_ms)->check(CLI::Range(0, 60000));
-  run->add_option("--period-s", o.period_s)->check(CLI::Range(1, 86400));
+  run->add_option("--period-s", o.period_s, "CKPT_PERIOD_S")->check(CLI::Range(1, 86400));
+  run->add_option("--durability", o.durability, "CKPT_DURABILITY")
+      ->check(CLI::IsMember({"sync", "async", "memory"}));
+  run->add_option("--precompaction-every", o.precompaction_every,
+                  "the agent asks for a pre_compaction checkpoint every N steps (0: never)")
+      ->check(CLI::Range(0, 1000000));
   run->add_option("--lease-ttl-s", o.lease_ttl_s, "CKPT_LEASE_TTL_S (0: default)")
       ->check(CLI::Range(0, 3600));
   run->add_flag("--no-timing-targets", no_timing, "exit code from correctness targets only");

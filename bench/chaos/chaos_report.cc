@@ -36,6 +36,7 @@ std::string Pass(const json& t) { return t.value("pass", false) ? "pass" : "**FA
 std::string Title(const json& s) {
   std::string t = s.value("store", "") == "firestore" ? "Firestore emulator" : "SQLite";
   if (s.value("faults", false)) t += " + faults";
+  if (s.value("durability", "sync") != "sync") t += ", " + s.value("durability", "") + " mode";
   return t + ", " + s.value("mode", "") + " (" + std::to_string(s.value("cycles", 0)) + ")";
 }
 
@@ -47,10 +48,11 @@ bool Load(const std::string& dir, Run* run) {
   // Fill what a partial run's summary lacks, so every cell below reads as "n/a".
   json& creation = run->s["checkpointCreationMs"];
   if (!creation.is_object() || !creation.contains("all")) creation["all"] = {{"n", 0}};
-  for (const char* t : {"confirmedCheckpointsLost", "sideEffectsDuringReplay", "restoresOutsideSla",
-                        "sidecarRecoveryP99Ms", "preShutdownNotDurable", "consumerChangedByRestore",
-                        "agentNotResumedFromRestore", "unattributedAppMessages", "finalStoreCheck",
-                        "cyclesWithAnomalies"}) {
+  for (const char* t :
+       {"acknowledgedUpdatesLost", "confirmedCheckpointsLost", "sideEffectsDuringReplay",
+        "restoresOutsideSla", "sidecarRecoveryP99Ms", "preShutdownNotDurable",
+        "consumerChangedByRestore", "agentNotResumedFromRestore", "unattributedAppMessages",
+        "finalStoreCheck", "cyclesWithAnomalies"}) {
     if (!run->s["targets"][t].is_object())
       run->s["targets"][t] = {{"pass", false}, {"value", "n/a"}};
   }
@@ -133,8 +135,12 @@ int WriteReport(const ReportOptions& opt) {
       [](const json& s) { return Dist(s["agentResumeMs"]); });
   Row(o, "Restore inside the sidecar (totalMs) p50 / p95 / p99", "load 2-4 s + replay 3-8 s", runs,
       [](const json& s) { return Dist(s["restoreTotalMs"]); });
-  Row(o, "Work lost per crash (mean)", "2.4 min", runs,
-      [](const json& s) { return Num(s["workLostMsPerCrash"]) + " ms"; });
+  Row(o, "Acknowledged updates lost (of all acknowledged)", "n/a", runs, [](const json& s) {
+    return std::to_string(s.value("acknowledgedUpdatesLost", 0)) + " of " +
+           std::to_string(s.value("acknowledgedUpdates", 0));
+  });
+  Row(o, "Work lost per crash (mean; p50 / p95 / p99)", "2.4 min", runs,
+      [](const json& s) { return Num(s["workLostMsPerCrash"]) + " ms; " + Dist(s["workLostMs"]); });
   Row(o, "Steps redone per agent crash (mean / p99)", "n/a", runs, [](const json& s) {
     return Num(s["stepsLostPerAgentCrash"]["mean"], 2) + " / " +
            Num(s["stepsLostPerAgentCrash"]["p99"], 0);
@@ -169,10 +175,11 @@ int WriteReport(const ReportOptions& opt) {
   o << "\n|---|";
   for (size_t i = 0; i < runs.size(); ++i) o << "---|";
   o << "\n";
-  for (const char* t : {"confirmedCheckpointsLost", "sideEffectsDuringReplay", "restoresOutsideSla",
-                        "sidecarRecoveryP99Ms", "preShutdownNotDurable", "consumerChangedByRestore",
-                        "agentNotResumedFromRestore", "unattributedAppMessages", "finalStoreCheck",
-                        "cyclesWithAnomalies"}) {
+  for (const char* t :
+       {"acknowledgedUpdatesLost", "confirmedCheckpointsLost", "sideEffectsDuringReplay",
+        "restoresOutsideSla", "sidecarRecoveryP99Ms", "preShutdownNotDurable",
+        "consumerChangedByRestore", "agentNotResumedFromRestore", "unattributedAppMessages",
+        "finalStoreCheck", "cyclesWithAnomalies"}) {
     o << "| " << t << " |";
     for (const Run& r : runs) {
       const json& x = r.s["targets"][t];
@@ -184,13 +191,19 @@ int WriteReport(const ReportOptions& opt) {
   }
   std::string svg_name = opt.plot_svg_path.substr(opt.plot_svg_path.rfind('/') + 1);
   o << "\n![Recovery-time distribution](" << svg_name << ")\n\n";
-  o << "## Runs\n\n| Run | seed | cycles by kind | seconds | load average start / end |\n"
-    << "|---|---|---|---|---|\n";
+  o << "## Runs\n\n| Run | settings | seed | cycles by kind | seconds | load average start / end "
+       "|\n"
+    << "|---|---|---|---|---|---|\n";
   for (const Run& r : runs) {
-    o << "| " << Title(r.s) << " | " << r.s.value("seed", uint64_t{0}) << " | "
-      << r.s.value("byKind", json()).dump() << " | " << Num(r.s.value("seconds", json()), 0)
-      << " | " << r.s.value("loadAverageStart", "") << " / " << r.s.value("loadAverageEnd", "")
-      << " |\n";
+    const int every = r.s.value("precompactionEvery", -1);
+    o << "| " << Title(r.s) << " | CKPT_PERIOD_S=" << r.s.value("periodS", json()).dump()
+      << ", CKPT_DURABILITY=" << r.s.value("durability", "n/a") << ", agent checkpoint requests: "
+      << (every < 0    ? std::string("n/a")
+          : every == 0 ? std::string("none")
+                       : "pre_compaction every " + std::to_string(every) + " steps")
+      << " | " << r.s.value("seed", uint64_t{0}) << " | " << r.s.value("byKind", json()).dump()
+      << " | " << Num(r.s.value("seconds", json()), 0) << " | " << r.s.value("loadAverageStart", "")
+      << " / " << r.s.value("loadAverageEnd", "") << " |\n";
   }
   o << "\n## Machine\n\n";
   for (const std::string& m : opt.machine) o << "- " << m << "\n";
@@ -198,7 +211,9 @@ int WriteReport(const ReportOptions& opt) {
   for (const Run& r : runs) {
     o << "scripts/chaos " << r.s.value("cycles", 0) << " --mode " << r.s.value("mode", "")
       << " --store " << r.s.value("store", "") << (r.s.value("faults", false) ? " --faults" : "")
-      << " --seed " << r.s.value("seed", uint64_t{0}) << "\n";
+      << " --period-s " << r.s.value("periodS", 300) << " --durability "
+      << r.s.value("durability", "sync") << " --precompaction-every "
+      << r.s.value("precompactionEvery", 0) << " --seed " << r.s.value("seed", uint64_t{0}) << "\n";
   }
   o << "```\n\nA run is reproduced with its seed: `scripts/chaos ... --seed S`.\n\n";
   o << "## What is measured, and how\n\n"
@@ -207,12 +222,18 @@ int WriteReport(const ReportOptions& opt) {
        "store\n"
     << "  is also opened directly: every confirmed checkpoint within retention must be there and\n"
     << "  verify (finalStoreCheck).\n"
-    << "- **Work lost**: the agent journals (with fdatasync) every finished step before it "
-       "reports\n"
-    << "  it to the sidecar. After a crash of the agent, the steps it finished after the state in\n"
-    << "  the restored checkpoint are done again; work lost is the time between finishing the\n"
-    << "  restored step and finishing the last step before the kill (0 when the sidecar alone was\n"
-    << "  killed: the agent kept its context). Inbox messages handled and acknowledged after the\n"
+    << "- **Acknowledged updates lost**: the agent journals every context update the sidecar\n"
+    << "  answered 2xx (PUT/PATCH /v1/context, POST /v1/tool-calls) with the reply's\n"
+    << "  journalSequence. After a sidecar restart every such update made before it must be at or\n"
+    << "  below the journal sequence the restore reached (checkpoint.restored "
+       "journal.lastSequence);\n"
+    << "  after an agent restart the agent continues from the sidecar's live context, whose step\n"
+    << "  must be at or past the step of every acknowledged context update.\n"
+    << "- **Work lost**: the time from the last acknowledged update that was kept to the kill "
+       "(what\n"
+    << "  the agent did after it was not acknowledged yet). Steps redone: the steps the agent\n"
+    << "  finished after the state it resumed from. Inbox messages handled and acknowledged after "
+       "the\n"
     << "  checkpoint are not lost: replay reports them as handled and JetStream does not "
        "redeliver\n"
     << "  them.\n"

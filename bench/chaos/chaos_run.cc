@@ -49,6 +49,7 @@ std::map<std::string, std::string> ChaosRun::SidecarEnv() const {
       {"NATS_URL", "nats://127.0.0.1:" + std::to_string(nats_port_)},
       {"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(http_port_)},
       {"CKPT_PERIOD_S", std::to_string(o_.period_s)},
+      {"CKPT_DURABILITY", o_.durability},
       {"JS_STREAM", kStream},
       {"JS_CONSUMER", o_.agent_id},
       {"CKPT_NATS_RECONNECT_WAIT_MS", "100"}};
@@ -144,7 +145,8 @@ Status ChaosRun::StartAgent() {
                                "nats://127.0.0.1:" + std::to_string(nats_port_), "--agent",
                                o_.agent_id, "--sidecar",
                                "http://127.0.0.1:" + std::to_string(http_port_), "--journal",
-                               work_ + "/journal.jsonl", "--step-ms", std::to_string(o_.step_ms)},
+                               work_ + "/journal.jsonl", "--step-ms", std::to_string(o_.step_ms),
+                               "--precompaction-every", std::to_string(o_.precompaction_every)},
       std::map<std::string, std::string>{}, LogPath("agent", agent_inc_));
   return agent_->running() ? agentckpt::OkStatus()
                            : agentckpt::InternalError("agent did not start");
@@ -163,6 +165,9 @@ void ChaosRun::DrainJournal() {
       step_time_[g] = t;
       last_global_ = g;
       last_global_t_ = t;
+    } else if (k == "ack") {
+      acks_.push_back(Ack{t, line.value("journalSequence", int64_t{-1}),
+                          line.value("global", int64_t{0}), line.value("what", "")});
     } else if (k == "resume") {
       Resume r;
       r.line = line;

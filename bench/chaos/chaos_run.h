@@ -42,6 +42,14 @@ class ChaosRun {
     int msgs_after_checkpoint = 0;
   };
 
+  // An update the sidecar answered 2xx, as the agent journaled it.
+  struct Ack {
+    double t = 0;
+    int64_t journal_seq = -1;
+    int64_t global = 0;  // the agent's global step after it
+    std::string what;    // put | patch | tool_call
+  };
+
   agentckpt::Status Setup();
   agentckpt::Status StartSidecar();
   agentckpt::Status StartAgent();
@@ -50,6 +58,15 @@ class ChaosRun {
   CycleRow Cycle(int n);
   void Restart(bool sidecar, bool agent, CycleRow* row);
   void DrainJournal();
+  // Checks the updates acknowledged before the restart at t0 against what was restored: the
+  // restored journal sequence (sidecar restarts) and the step the agent resumed at (agent
+  // restarts); sets acked_updates, acked_lost and work_lost_ms.
+  // An acknowledged update without a journal sequence (memory mode) is checked against the step
+  // of the restored checkpoint, `checkpoint_global` (-1: no sidecar restart).
+  void CheckAcknowledged(double t0, double kill_t, int64_t resumed_global,
+                         int64_t checkpoint_global, CycleRow* row);
+  // The agent's global step in checkpoint `id`, read from the sidecar; -1 when unknown.
+  int64_t CheckpointGlobal(const std::string& id);
   // Records every checkpoint.created received so far (confirmed_) and counts application
   // messages (feed repeats, results nobody journaled).
   void ScanEvents();
@@ -64,6 +81,7 @@ class ChaosRun {
   int nats_port_ = 0, http_port_ = 0, emulator_port_ = 0;
   std::unique_ptr<ChildProcess> nats_, emulator_, sidecar_, agent_;
   int sidecar_inc_ = 0, agent_inc_ = 0;
+  double kill_t_ = 0;  // when this cycle's signal was sent
   NatsObserver obs_;
   std::unique_ptr<reference_agent::JournalTail> tail_;
 
@@ -75,6 +93,8 @@ class ChaosRun {
   double last_global_t_ = 0;
   std::map<int64_t, Resume> resume_by_pid_;
   int duplicates_pending_ = 0;
+  std::vector<Ack> acks_;       // acknowledged updates not yet checked against a restart
+  double last_kept_ack_t_ = 0;  // the newest acknowledged update known to be kept
 
   // From NATS.
   size_t scanned_ = 0;

@@ -32,14 +32,13 @@ json Summarize(const ChaosOptions& o, const std::vector<CycleRow>& rows,
   std::vector<double> sidecar_recovery, post_recovery, agent_resume, restore_total, steps, work_ms;
   int confirmed_lost = 0, side_effects = 0, duplicates = 0, outside_sla = 0, failed = 0;
   int sigterm = 0, durable = 0, consumer_checked = 0, consumer_changed = 0, agent_crashes = 0;
-  int not_resumed_from_restore = 0;
+  int not_resumed_from_restore = 0, acked = 0, acked_lost = 0;
   std::map<std::string, int> by_target;
   for (const CycleRow& r : rows) {
     ++by_target[r.signal + " " + r.target];
     if (r.target != "sidecar") {
       ++agent_crashes;
       steps.push_back(static_cast<double>(r.steps_lost));
-      work_ms.push_back(r.work_lost_ms);
       if (r.agent_resume_ms >= 0) agent_resume.push_back(r.agent_resume_ms);
     }
     if (r.restore_source == "startup" && r.recovery_ms >= 0) {
@@ -48,6 +47,9 @@ json Summarize(const ChaosOptions& o, const std::vector<CycleRow>& rows,
     if (r.restore_source == "post" && r.recovery_ms >= 0) post_recovery.push_back(r.recovery_ms);
     if (r.restore_total_ms >= 0) restore_total.push_back(r.restore_total_ms);
     confirmed_lost += r.confirmed_lost;
+    work_ms.push_back(r.work_lost_ms);
+    acked += r.acked_updates;
+    acked_lost += r.acked_lost;
     side_effects += r.replay_side_effects;
     duplicates += r.duplicates;
     bool got = r.recovery_ms >= 0 || r.agent_resume_ms >= 0;
@@ -77,6 +79,7 @@ json Summarize(const ChaosOptions& o, const std::vector<CycleRow>& rows,
   json targets = {
       {"confirmedCheckpointsLost",
        {{"value", confirmed_lost}, {"limit", 0}, {"pass", confirmed_lost == 0}}},
+      {"acknowledgedUpdatesLost", {{"value", acked_lost}, {"limit", 0}, {"pass", acked_lost == 0}}},
       {"sideEffectsDuringReplay",
        {{"value", side_effects}, {"limit", 0}, {"pass", side_effects == 0}}},
       {"restoresOutsideSla",
@@ -106,6 +109,11 @@ json Summarize(const ChaosOptions& o, const std::vector<CycleRow>& rows,
           {"store", o.store},
           {"faults", o.faults},
           {"seed", o.seed},
+          {"periodS", o.period_s},
+          {"durability", o.durability},
+          {"precompactionEvery", o.precompaction_every},
+          {"acknowledgedUpdates", acked},
+          {"acknowledgedUpdatesLost", acked_lost},
           {"byKind", by_target},
           {"agentCrashes", agent_crashes},
           {"sigtermCycles", sigterm},
@@ -116,7 +124,7 @@ json Summarize(const ChaosOptions& o, const std::vector<CycleRow>& rows,
           {"agentResumeMs", Distribution(agent_resume)},
           {"restoreTotalMs", Distribution(restore_total)},
           {"stepsLostPerAgentCrash", Distribution(steps)},
-          {"workLostMsPerAgentCrash", Distribution(work_ms)},
+          {"workLostMs", Distribution(work_ms)},
           {"workLostMsPerCrash",
            [&] {
              double s = 0;
@@ -150,6 +158,8 @@ int SummarizePartialRun(const std::string& dir, const ChaosOptions& options) {
     r.agent_resume_ms = j.value("agentResumeMs", -1.0);
     r.steps_lost = j.value("stepsLost", int64_t{0});
     r.work_lost_ms = j.value("workLostMs", 0.0);
+    r.acked_updates = j.value("ackedUpdates", 0);
+    r.acked_lost = j.value("ackedLost", 0);
     r.duplicates = j.value("duplicates", 0);
     r.replay_side_effects = j.value("replaySideEffects", 0);
     r.consumer_unchanged = j.value("consumerUnchanged", "");

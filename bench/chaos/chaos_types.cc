@@ -21,6 +21,9 @@ nlohmann::json CycleRow::ToJson() const {
           {"agentResumeMs", agent_resume_ms},
           {"stepsLost", steps_lost},
           {"workLostMs", work_lost_ms},
+          {"ackedUpdates", acked_updates},
+          {"ackedLost", acked_lost},
+          {"restoredJournalSeq", restored_journal_seq},
           {"msgsAfterCheckpoint", msgs_after_checkpoint},
           {"replayHandled", replay_handled},
           {"replayPending", replay_pending},
@@ -40,7 +43,7 @@ std::string CycleRow::CsvHeader() {
          "confirmed_lost,recovery_ms,restore_total_ms,agent_resume_ms,steps_lost,work_lost_ms,"
          "msgs_after_checkpoint,replay_handled,replay_pending,duplicates,replay_side_effects,"
          "app_msgs_in_window,consumer_unchanged,pre_shutdown,sidecar_exit,resumed_from_restore,"
-         "ok,note";
+         "acked_updates,acked_lost,restored_journal_seq,ok,note";
 }
 
 std::string CycleRow::ToCsv() const {
@@ -55,7 +58,8 @@ std::string CycleRow::ToCsv() const {
     << ',' << work_lost_ms << ',' << msgs_after_checkpoint << ',' << replay_handled << ','
     << replay_pending << ',' << duplicates << ',' << replay_side_effects << ','
     << app_msgs_in_window << ',' << consumer_unchanged << ',' << pre_shutdown << ',' << sidecar_exit
-    << ',' << (resumed_from_restore ? 1 : 0) << ',' << (ok ? 1 : 0) << ',' << clean_note;
+    << ',' << (resumed_from_restore ? 1 : 0) << ',' << acked_updates << ',' << acked_lost << ','
+    << restored_journal_seq << ',' << (ok ? 1 : 0) << ',' << clean_note;
   return o.str();
 }
 

@@ -21,7 +21,9 @@ struct ChaosOptions {
   std::string agent_id = "agent-chaos";
   int min_run_ms = 150, max_run_ms = 900;  // agent work between restart and the next kill
   int step_ms = 25;                        // the agent's simulated work per step
-  int period_s = 1;                        // CKPT_PERIOD_S
+  int period_s = 300;                      // CKPT_PERIOD_S (the default)
+  std::string durability = "sync";         // CKPT_DURABILITY: sync | async | memory
+  int precompaction_every = 0;             // the agent's pre_compaction requests (0: none)
   int lease_ttl_s = 0;                     // CKPT_LEASE_TTL_S (0: the sidecar's default)
   bool timing_targets = true;              // include the recovery-time targets in the exit code
   double sla_ms = 30000, sidecar_p99_target_ms = 250;
@@ -42,10 +44,13 @@ struct CycleRow {
   double recovery_ms = -1;       // restart -> checkpoint.restored (sidecar restarts, POST restores)
   double restore_total_ms = -1;  // the restore's own totalMs
   nlohmann::json restore_phases_ms = nlohmann::json::object();  // its loadMs, replayMs, ...
-  double agent_resume_ms = -1;   // agent restart -> agent working from the restored state
-  int64_t steps_lost = 0;        // steps the agent finished after the restored checkpoint
-  double work_lost_ms = 0;       // time between the restored step and the last finished step
-  int msgs_after_checkpoint = 0;  // inbox messages the dead agent handled after the checkpoint
+  double agent_resume_ms = -1;  // agent restart -> agent working from the restored state
+  int64_t steps_lost = 0;       // steps the agent finished after the restored checkpoint
+  double work_lost_ms = 0;      // from the last acknowledged update kept to the kill
+  int acked_updates = 0;        // updates answered 2xx since the previous restart, before this one
+  int acked_lost = 0;           // of those, not in the restored context
+  int64_t restored_journal_seq = -1;  // the journal sequence the sidecar's restore reached
+  int msgs_after_checkpoint = 0;      // inbox messages the dead agent handled after the checkpoint
   int replay_handled = 0, replay_pending = 0;
   int duplicates = 0;                // journal effect keys seen again during this cycle
   int replay_side_effects = 0;       // application-subject messages not from the agent or the feed

@@ -47,6 +47,18 @@ HttpReply ReferenceAgent::CallSidecar(const std::string& method, const std::stri
   }
 }
 
+Status ReferenceAgent::SendUpdate(const std::string& method, const std::string& path,
+                                  const json& body, int want_status, const char* what) {
+  HttpReply r = CallSidecar(method, path, body);
+  if (r.status != want_status) return Failed(method + " " + path, r);
+  const json& b = r.body;
+  return journal_->Append({{"k", "ack"},
+                           {"what", what},
+                           {"journalSequence", b.is_object() ? b.value("journalSequence", -1) : -1},
+                           {"durable", b.is_object() && b.value("durable", false)},
+                           {"global", model_->global_step()}});
+}
+
 Status ReferenceAgent::Restore() {
   HttpReply health = CallSidecar("GET", "/healthz");
   if (health.status != 200) return Failed("sidecar /healthz", health);
@@ -77,11 +89,12 @@ Status ReferenceAgent::Restore() {
                  {"pending", r.value("pending", 0)},
                  {"restoreTotalMs", r.value("totalMs", 0.0)},
                  {"promptTokens", r.value("promptTokens", 0)}};
-  json context;
+  // The sidecar's live context is the restored checkpoint plus the journal after it: every
+  // update it acknowledged. The agent continues from it (the checkpoint alone can be behind).
+  HttpReply live = CallSidecar("GET", "/v1/context");
+  auto from_live = live.status == 200 ? TaskModel::FromCheckpoint(live.body)
+                                      : TaskModel::FromCheckpoint(json::object());
   if (r.value("coldStart", true)) {
-    model_.emplace(1, NowRfc3339());
-    context = model_->ContextPatch();
-    context["contextSummary"]["toolCallLog"] = json::array();
     resume["ckpt"] = nullptr;
     resume["seq"] = 0;
     resume["ackFloor"] = 0;
@@ -89,15 +102,18 @@ Status ReferenceAgent::Restore() {
     std::string id = r.value("checkpointId", "");
     HttpReply doc = CallSidecar("GET", "/v1/checkpoints/" + id);
     if (doc.status != 200) return Failed("GET /v1/checkpoints/" + id, doc);
-    auto model = TaskModel::FromCheckpoint(doc.body);
-    if (!model.ok()) return model.status();
-    model_ = std::move(*model);
-    context = {{"activeTask", doc.body["activeTask"]},
-               {"contextSummary", doc.body["contextSummary"]}};
     resume["ckpt"] = id;
     resume["seq"] = doc.body.value("sequenceNumber", int64_t{0});
     const json& pos = doc.body["natsPosition"];
     resume["ackFloor"] = pos.is_object() ? pos.value("lastAckedSequence", uint64_t{0}) : 0;
+    if (!from_live.ok()) from_live = TaskModel::FromCheckpoint(doc.body);
+    if (!from_live.ok()) return from_live.status();
+  }
+  const bool cold = !from_live.ok();
+  if (cold) {
+    model_.emplace(1, NowRfc3339());
+  } else {
+    model_ = std::move(*from_live);
   }
   resume["task"] = model_->task();
   resume["done"] = model_->done();
@@ -105,9 +121,12 @@ Status ReferenceAgent::Restore() {
   tasks_started_ = 1;
   Status st = journal_->Append(resume);
   if (!st.ok()) return st;
-  // The sidecar's live context becomes exactly the restored state the agent continues from.
-  HttpReply put = CallSidecar("PUT", "/v1/context", context);
-  if (put.status != 200) return Failed("PUT /v1/context", put);
+  if (cold) {
+    json context = model_->ContextPatch();
+    context["contextSummary"]["toolCallLog"] = json::array();
+    st = SendUpdate("PUT", "/v1/context", context, 200, "put");
+    if (!st.ok()) return st;
+  }
   std::printf("[agent] resumed (%s) at task %d step %d from checkpoint %s\n", source.c_str(),
               model_->task(), model_->done(), resume["ckpt"].dump().c_str());
   std::fflush(stdout);
@@ -165,14 +184,13 @@ Status ReferenceAgent::Step() {
                {"outputSummary", "ok: " + what + " (" + phase + ")"},
                {"durationMs", static_cast<int64_t>(took)},
                {"success", true}};
-  HttpReply r = CallSidecar("POST", "/v1/tool-calls", tool);
-  if (r.status != 201) return Failed("POST /v1/tool-calls", r);
-  r = CallSidecar("PATCH", "/v1/context", model_->ContextPatch());
-  if (r.status != 200) return Failed("PATCH /v1/context", r);
-  if (model_->done() % options_.precompaction_every == 0) {
+  st = SendUpdate("POST", "/v1/tool-calls", tool, 201, "tool_call");
+  if (st.ok()) st = SendUpdate("PATCH", "/v1/context", model_->ContextPatch(), 200, "patch");
+  if (!st.ok()) return st;
+  if (options_.precompaction_every > 0 && model_->done() % options_.precompaction_every == 0) {
     json ask = {{"trigger", "pre_compaction"},
                 {"taskId", "task-" + std::to_string(model_->task())}};
-    r = CallSidecar("POST", "/v1/checkpoints", ask);
+    HttpReply r = CallSidecar("POST", "/v1/checkpoints", ask);
     if (r.status != 201) return Failed("POST /v1/checkpoints", r);
   }
   return agentckpt::OkStatus();

@@ -3,7 +3,10 @@
 // works through task after task, step by step: each step handles up to two inbox messages
 // (result published, then acked), does the step's work, reports the tool call and the new
 // context to the sidecar, and every 8th step asks for a pre_compaction checkpoint. Every side
-// effect and every finished step is journaled (SideEffectJournal) before it is reported.
+// effect and every finished step is journaled (SideEffectJournal) before it is reported, and
+// every update the sidecar answered 2xx is journaled after the reply ("ack", with the reply's
+// journalSequence), so a harness can check that nothing acknowledged was lost. After a restart
+// it continues from the sidecar's live context (the restored checkpoint plus its journal).
 #pragma once
 
 #include <atomic>
@@ -26,7 +29,7 @@ struct AgentOptions {
   std::string sidecar_url;
   std::string journal_path;
   int step_ms = 25;             // simulated tool and model time per step
-  int precompaction_every = 8;  // steps between pre_compaction checkpoints
+  int precompaction_every = 8;  // steps between pre_compaction checkpoints (0: never)
   int max_tasks = 0;            // stop after this many tasks (0: never)
   int sidecar_wait_ms = 60000;  // how long to wait for an unreachable sidecar before giving up
 };
@@ -49,6 +52,9 @@ class ReferenceAgent {
   // `sidecar_wait_ms` passes or a stop is requested (then the last reply is returned).
   HttpReply CallSidecar(const std::string& method, const std::string& path,
                         const nlohmann::json& body = nullptr);
+  // Sends a context update; on 2xx journals {"k":"ack", what, journalSequence, durable, global}.
+  agentckpt::Status SendUpdate(const std::string& method, const std::string& path,
+                               const nlohmann::json& body, int want_status, const char* what);
 
   AgentOptions options_;
   const std::atomic<bool>* stop_;

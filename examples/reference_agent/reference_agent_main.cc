@@ -5,6 +5,7 @@
 //   reference_agent setup --nats URL --agent ID [--stream INBOX] [--ack-wait-ms 3000]
 //   reference_agent run   --nats URL --agent ID --sidecar URL --journal PATH
 //                         [--stream INBOX] [--step-ms 25] [--max-tasks N]
+//                         [--precompaction-every 8]
 //
 // `run` stops at the next step boundary on SIGTERM or SIGINT (exit 0).
 #include <signal.h>
@@ -61,6 +62,9 @@ int main(int argc, char** argv) {
   run->add_option("--journal", o.journal_path, "side-effect journal file")->required();
   run->add_option("--stream", o.stream);
   run->add_option("--step-ms", o.step_ms)->check(CLI::Range(0, 600000));
+  run->add_option("--precompaction-every", o.precompaction_every,
+                  "steps between pre_compaction checkpoint requests (0: never)")
+      ->check(CLI::Range(0, 1000000));
   run->add_option("--max-tasks", o.max_tasks)->check(CLI::Range(0, 1000000));
   run->add_option("--sidecar-wait-ms", o.sidecar_wait_ms)->check(CLI::Range(100, 3600000));
   CLI11_PARSE(app, argc, argv);

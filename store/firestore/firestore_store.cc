@@ -186,18 +186,38 @@ StatusOr<PutResult> FirestoreStore::PutLocked(const SealedCheckpoint& sealed, co
     json writes = json::array();
     writes.push_back({{"update", {{"name", snapshot}, {"fields", fields}}},
                       {"currentDocument", {{"exists", false}}}});
-    json agent_write = {{"update",
-                         {{"name", AgentName(cp.agent_id)},
-                          {"fields",
-                           {{"agentId", StringValue(cp.agent_id)},
-                            {"lastSequence", IntegerValue(cp.sequence_number)},
-                            {"updatedAt", TimestampValue(options_.env->NowUnixMillis())}}}}},
-                        {"updateMask", {{"fieldPaths", {"agentId", "lastSequence", "updatedAt"}}}}};
+    json agent_fields = {{"agentId", StringValue(cp.agent_id)},
+                         {"lastSequence", IntegerValue(cp.sequence_number)},
+                         {"updatedAt", TimestampValue(options_.env->NowUnixMillis())}};
+    json mask = {"agentId", "lastSequence", "updatedAt"};
+    const int64_t journal_sequence =
+        std::max(agent.journal_sequence, cp.journal ? cp.journal->sequence : 0);
+    if (journal_sequence > agent.journal_sequence) {
+      agent_fields["journalSequence"] = IntegerValue(journal_sequence);
+      mask.push_back("journalSequence");
+    }
+    // The journal entries no retained checkpoint needs go in this commit (what fits).
+    json journal_deletes = json::array();
+    std::vector<std::string> overflow;
+    int64_t journal_deleted = 0;
+    int64_t compacted = agent.journal_compacted;
+    if (opts.journal_compact_through > 0) {
+      compacted = AddCompaction(cp.agent_id, agent, opts.journal_compact_through,
+                                static_cast<size_t>(kMaxWritesPerCommit) - 2 - doomed.size(),
+                                &journal_deletes, &overflow, &journal_deleted);
+      if (compacted > agent.journal_compacted) {
+        agent_fields["journalCompactedThrough"] = IntegerValue(compacted);
+        mask.push_back("journalCompactedThrough");
+      }
+    }
+    json agent_write = {{"update", {{"name", AgentName(cp.agent_id)}, {"fields", agent_fields}}},
+                        {"updateMask", {{"fieldPaths", mask}}}};
     agent_write["currentDocument"] = AgentPrecondition(agent);
     writes.push_back(std::move(agent_write));
     for (const auto& [seq, id] : doomed) {
       writes.push_back({{"delete", SnapshotName(cp.agent_id, id)}});
     }
+    for (json& d : journal_deletes) writes.push_back(std::move(d));
 
     CallInfo info;
     StatusOr<json> reply = Commit(writes, &info);
@@ -205,11 +225,27 @@ StatusOr<PutResult> FirestoreStore::PutLocked(const SealedCheckpoint& sealed, co
       AgentState& cached = agent_cache_[cp.agent_id];
       cached.exists = true;
       cached.last_sequence = cp.sequence_number;
+      cached.journal_sequence = journal_sequence;
+      cached.journal_compacted = compacted;
       cached.update_time = WrittenUpdateTime(*reply, 1);
       if (cached.update_time.empty()) agent_cache_.erase(cp.agent_id);
       for (const auto& d : doomed) after.erase(d.first);
       listing_cache_[cp.agent_id] = std::move(after);
-      return PutResult{static_cast<int>(doomed.size())};
+      // Entries beyond one commit's 500 writes: the checkpoint covers them, so deleting them
+      // outside its commit is safe; a failure leaves them for the next Put.
+      if (!overflow.empty()) {
+        StatusOr<int> more = DeleteDocuments(overflow);
+        if (!more.ok()) {
+          journal_deleted -= static_cast<int64_t>(overflow.size());
+        } else {
+          std::lock_guard<std::mutex> journal_lock(journal_mu_);
+          JournalHead& head = journal_cache_[cp.agent_id];
+          head.compacted = std::max(head.compacted, opts.journal_compact_through);
+        }
+      }
+      PutResult result{static_cast<int>(doomed.size())};
+      result.journal_compacted = journal_deleted;
+      return result;
     }
     if (!IsConflict(reply.status())) return reply.status();
     if (info.maybe_applied_earlier) {
@@ -220,7 +256,9 @@ StatusOr<PutResult> FirestoreStore::PutLocked(const SealedCheckpoint& sealed, co
         if (sha.is_string() && sha.get<std::string>() == cp.content_sha256) {
           agent_cache_.erase(cp.agent_id);
           listing_cache_.erase(cp.agent_id);
-          return PutResult{static_cast<int>(doomed.size())};
+          PutResult result{static_cast<int>(doomed.size())};
+          result.journal_compacted = journal_deleted;
+          return result;
         }
       }
     }
@@ -319,6 +357,16 @@ StatusOr<FirestoreStore::AgentState> FirestoreStore::ReadAgent(const std::string
     state.last_sequence = fields["lastSequence"].get<int64_t>();
   }
   ReadLeaseFields(fields, &state.lease_holder, &state.lease_epoch, &state.lease_expires_at_ms);
+  auto integer = [&fields](const char* key) -> int64_t {
+    return fields.contains(key) && fields[key].is_number_integer() ? fields[key].get<int64_t>() : 0;
+  };
+  state.journal_sequence = integer("journalSequence");
+  state.journal_compacted = integer("journalCompactedThrough");
+  if (fields.contains("journalFences") && fields["journalFences"].is_array()) {
+    for (const json& f : fields["journalFences"]) {
+      if (f.is_number_integer()) state.journal_fences.push_back(f.get<int64_t>());
+    }
+  }
   return state;
 }
 

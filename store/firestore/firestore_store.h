@@ -27,7 +27,21 @@
 // delete), is sent a second time when the first request has not answered within
 // hedge_after_ms (FirestoreHttp); the preconditions make a late duplicate fail harmlessly.
 //
-// Thread-safety: all methods may be called concurrently; writes are serialised by a mutex.
+// Journal (docs/journal.md, format in docs/checkpoint-format.md): each entry is its own document
+// checkpoints/{agentId}/journal/{sequence, 20 digits}, created with the precondition
+// exists=false, so an append is one :commit (a group of entries shares it) and no document is
+// written twice; the agent record is not touched by appends. Fencing: a lease change that
+// raises the epoch also writes a fence document at the first free journal sequence (in the
+// same commit as the lease); the new holder's first entry replaces it (under its updateTime),
+// and a stale writer's next entry, which needs that very sequence, fails its exists=false
+// precondition and gets kFailedPrecondition "lease lost". The agent record lists the last
+// kKeptFences fence sequences (journalFences); compaction keeps those documents so a stale
+// writer stays fenced after the entries around them are deleted. A checkpoint Put records the
+// journal sequence it includes (journalSequence) and deletes the compacted entries in its own
+// commit (what does not fit in Firestore's 500 writes goes out in further commits right after).
+//
+// Thread-safety: all methods may be called concurrently; writes are serialised by a mutex
+// (journal appends by a second one, so they do not wait for a checkpoint's commit).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +52,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/env.h"
 #include "store/backend_rules.h"
@@ -90,12 +105,27 @@ class FirestoreStore final : public LeaseRecordStore {
   StatusOr<Checkpoint> GetBySequence(const std::string& agent_id, int64_t sequence) override;
   StatusOr<std::vector<CheckpointInfo>> List(const std::string& agent_id, int limit) override;
   // The writer lease: LeaseRecordStore's methods over ChangeLease (below).
+  // firestore_store_journal.cc: the journal (see the header comment). AppendJournal is one
+  // :commit per call when this store knows the agent's journal head (after its lease change,
+  // a read or an append); otherwise it reads the head first (two more requests).
+  bool SupportsJournal() const override { return true; }
+  Status AppendJournal(const std::string& agent_id, const std::vector<JournalEntry>& entries,
+                       const std::optional<LeaseToken>& lease) override;
+  StatusOr<std::vector<JournalEntry>> ReadJournal(const std::string& agent_id,
+                                                  int64_t after_sequence) override;
+  // Counts the entries above the compacted sequence (the kept fence documents below it are not
+  // counted).
+  StatusOr<JournalStats> GetJournalStats(const std::string& agent_id) override;
 
   // HTTP requests sent so far, retries included (for benchmarks and tests).
   uint64_t requests_sent() const { return http_->requests_sent(); }
   // "projects/P/databases/D/documents/checkpoints/A/snapshots/ID".
   std::string SnapshotName(const std::string& agent_id, const std::string& checkpoint_id) const;
   std::string AgentName(const std::string& agent_id) const;
+  // "projects/P/databases/D/documents/checkpoints/A/journal/00000000000000000042".
+  std::string JournalName(const std::string& agent_id, int64_t sequence) const;
+  // How many fence sequences the agent record keeps (and compaction spares).
+  static constexpr size_t kKeptFences = 8;
 
  private:
   struct AgentState {
@@ -105,6 +135,18 @@ class FirestoreStore final : public LeaseRecordStore {
     std::string lease_holder;
     int64_t lease_epoch = 0;
     int64_t lease_expires_at_ms = 0;
+    int64_t journal_sequence = 0;   // journalSequence: included by the newest checkpoint
+    int64_t journal_compacted = 0;  // journalCompactedThrough: entries at or below are deleted
+    std::vector<int64_t> journal_fences;  // journalFences, oldest first
+  };
+  // What this store knows of an agent's journal (guarded by journal_mu_).
+  struct JournalHead {
+    bool known = false;
+    int64_t last = 0;         // the highest sequence taken (entries, or below a fence)
+    int64_t fence = 0;        // a fence document's sequence (0: none above `last`)
+    int64_t fence_epoch = 0;  // its epoch
+    std::string fence_update_time;
+    int64_t compacted = 0;  // entries at or below are deleted
   };
   using Listing = std::map<int64_t, std::string>;  // sequenceNumber -> checkpointId
 
@@ -119,6 +161,22 @@ class FirestoreStore final : public LeaseRecordStore {
   // the documents.
   StatusOr<std::vector<nlohmann::json>> RunSnapshotQuery(const std::string& agent_id,
                                                          nlohmann::json structured_query);
+  // :runQuery of `collection` under checkpoints/{agent_id} (all agents' when empty).
+  StatusOr<std::vector<nlohmann::json>> RunQueryIn(const std::string& agent_id,
+                                                   const std::string& collection,
+                                                   nlohmann::json structured_query);
+  // Reads the agent's journal head: the record's journal fields and the newest documents.
+  StatusOr<JournalHead> ReadJournalHead(const std::string& agent_id);
+  // The fence write of a lease change to `epoch` (appended to `writes`) and the head it leaves;
+  // one :runQuery for the newest journal document (firestore_store_journal.cc).
+  StatusOr<JournalHead> AddFence(const std::string& agent_id, const AgentState& agent,
+                                 const std::string& holder, int64_t epoch, nlohmann::json* writes,
+                                 std::vector<int64_t>* fences);
+  // The journal deletes of a Put compacting through `through` (up to `room` of them go in
+  // `writes`, the rest in `overflow`); returns the compaction mark the commit records.
+  int64_t AddCompaction(const std::string& agent_id, const AgentState& agent, int64_t through,
+                        size_t room, nlohmann::json* writes, std::vector<std::string>* overflow,
+                        int64_t* deleted);
   // GET of one document; nullopt if it does not exist.
   StatusOr<std::optional<nlohmann::json>> GetDocument(const std::string& name);
   StatusOr<AgentState> ReadAgent(const std::string& agent_id);
@@ -145,6 +203,8 @@ class FirestoreStore final : public LeaseRecordStore {
   std::mutex write_mu_;  // serialises writes and guards the caches below
   std::map<std::string, AgentState> agent_cache_;
   std::map<std::string, Listing> listing_cache_;
+  std::mutex journal_mu_;  // serialises appends; guards journal_cache_ (taken after write_mu_)
+  std::map<std::string, JournalHead> journal_cache_;
 };
 
 // Converts a snapshot document's fields to its CheckpointInfo (no verification).

@@ -1,5 +1,9 @@
 // FirestoreStore's writer lease (see CheckpointStore::AcquireLease): the lease fields of
-// agents/{agentId}, changed by one :commit under the record's updateTime precondition.
+// agents/{agentId}, changed by one :commit under the record's updateTime precondition. A change
+// of epoch also writes the journal's fence document in that commit (firestore_store.h).
+#include <optional>
+#include <vector>
+
 #include "common/ids.h"
 #include "common/status_macros.h"
 #include "common/time_format.h"
@@ -43,6 +47,7 @@ StatusOr<LeaseChange> FirestoreStore::ChangeLease(const std::string& agent_id, i
     if (!next.ok() || !next->write) return next;
     const AgentState& base = agent_cache_[agent_id];
     const Lease lease = next->lease;
+    std::vector<int64_t> base_fences = base.journal_fences;
     json write = {{"update",
                    {{"name", AgentName(agent_id)},
                     {"fields",
@@ -55,8 +60,25 @@ StatusOr<LeaseChange> FirestoreStore::ChangeLease(const std::string& agent_id, i
                    {{"fieldPaths",
                      {"agentId", "leaseHolder", "leaseEpoch", "leaseExpiresAtMs", "updatedAt"}}}}};
     write["currentDocument"] = AgentPrecondition(base);
+    json writes = json::array();
+    std::optional<JournalHead> fenced;
+    if (lease.epoch != base.lease_epoch && base.lease_epoch > 0) {
+      // A new epoch fences the journal in the same commit (firestore_store.h); the first one
+      // has no earlier writer to fence.
+      std::vector<int64_t> fences;
+      ASSIGN_OR_RETURN(fenced,
+                       AddFence(agent_id, base, lease.holder, lease.epoch, &writes, &fences));
+      write["update"]["fields"]["journalFences"] = {{"arrayValue", {{"values", json::array()}}}};
+      for (int64_t f : fences) {
+        write["update"]["fields"]["journalFences"]["arrayValue"]["values"].push_back(
+            {{"integerValue", std::to_string(f)}});
+      }
+      write["updateMask"]["fieldPaths"].push_back("journalFences");
+      base_fences = fences;
+    }
+    writes.insert(writes.begin(), write);
     CallInfo info;
-    json body = {{"writes", json::array({write})}};
+    json body = {{"writes", writes}};
     StatusOr<json> reply =
         http_->Call("POST", ApiPath(DocumentsPath() + ":commit"), &body, &info, Hedge::kYes);
     if (reply.ok()) {
@@ -65,7 +87,15 @@ StatusOr<LeaseChange> FirestoreStore::ChangeLease(const std::string& agent_id, i
       updated.lease_holder = lease.holder;
       updated.lease_epoch = lease.epoch;
       updated.lease_expires_at_ms = lease.expires_at_ms;
+      updated.journal_fences = base_fences;
       updated.update_time = WrittenUpdateTime(*reply, 0);
+      {
+        std::lock_guard<std::mutex> journal_lock(journal_mu_);
+        if (fenced.has_value()) {
+          fenced->fence_update_time = WrittenUpdateTime(*reply, 1);
+          journal_cache_[agent_id] = *fenced;
+        }
+      }
       if (updated.update_time.empty()) {
         agent_cache_.erase(agent_id);
       } else {
@@ -74,6 +104,10 @@ StatusOr<LeaseChange> FirestoreStore::ChangeLease(const std::string& agent_id, i
       return next;
     }
     agent_cache_.erase(agent_id);
+    if (fenced.has_value()) {
+      std::lock_guard<std::mutex> journal_lock(journal_mu_);
+      journal_cache_.erase(agent_id);  // the fence may or may not be stored: read it afresh
+    }
     if (!IsConflict(reply.status())) return reply.status();
     if (info.maybe_applied_earlier) {
       // An earlier attempt may have committed: the conflict could be our own write.

@@ -44,7 +44,13 @@ json Select(std::initializer_list<const char*> names) {
 
 StatusOr<std::vector<json>> FirestoreStore::RunSnapshotQuery(const std::string& agent_id,
                                                              json structured_query) {
-  json from = {{"collectionId", "snapshots"}};
+  return RunQueryIn(agent_id, "snapshots", std::move(structured_query));
+}
+
+StatusOr<std::vector<json>> FirestoreStore::RunQueryIn(const std::string& agent_id,
+                                                       const std::string& collection,
+                                                       json structured_query) {
+  json from = {{"collectionId", collection}};
   std::string parent = DocumentsPath();
   if (agent_id.empty()) {
     from["allDescendants"] = true;

@@ -1,8 +1,10 @@
 // Runs the chaos harness (bench/chaos) for 20 cycles of mixed SIGKILL (agent, sidecar or both)
 // and SIGTERM (pod shutdown) crashes against a real nats-server, the real sidecar binary, the
-// reference agent and the SQLite store, and checks the correctness targets from its summary:
-// nothing confirmed lost, no side effects during replay, every restore inside the 30 s SLA, the
-// pre_shutdown checkpoint durable, the agent continuing from what was restored. Timing targets
+// reference agent and the SQLite store, at the default settings (CKPT_PERIOD_S=300, sync
+// durability, no checkpoint requested by the agent), and checks the correctness targets from
+// its summary: no acknowledged update lost, nothing confirmed lost, no side effects during
+// replay, every restore inside the 30 s SLA, the pre_shutdown checkpoint durable, the agent
+// continuing from what was restored. Timing targets
 // are not asserted here (they depend on the machine); scripts/chaos reports them. The writer
 // lease is shortened to 3 s so that sidecar restarts after SIGKILL (which wait for the dead
 // holder's lease to expire) keep the test short. A second, shorter run does the same on the
@@ -91,6 +93,11 @@ json RunAndCheckCorrectness(const std::vector<std::string>& args, int cycles, in
   EXPECT_EQ(code, 0) << output;
   EXPECT_EQ(s["cycles"], cycles);
   const json& t = s["targets"];
+  EXPECT_EQ(t["acknowledgedUpdatesLost"]["value"], 0) << output;
+  EXPECT_GT(s.value("acknowledgedUpdates", 0), cycles) << output;
+  EXPECT_EQ(s.value("periodS", 0), 300);
+  EXPECT_EQ(s.value("durability", ""), "sync");
+  EXPECT_EQ(s.value("precompactionEvery", -1), 0);
   EXPECT_EQ(t["confirmedCheckpointsLost"]["value"], 0) << output;
   EXPECT_EQ(t["sideEffectsDuringReplay"]["value"], 0) << output;
   EXPECT_EQ(t["unattributedAppMessages"]["value"], 0) << output;

@@ -3,6 +3,7 @@
 
 #include "checkpoint/canonical.h"
 #include "store/sqlite/sqlite_store.h"
+#include "tests/store/store_test_util.h"
 #include "tests/store/sync_counting_vfs.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
@@ -17,21 +18,7 @@ constexpr char kAgent[] = "agent-j";
 
 std::vector<JournalEntry> Entries(int64_t first, int n, int64_t epoch,
                                   std::string prev = kJournalGenesisSha256) {
-  std::vector<JournalEntry> out;
-  for (int i = 0; i < n; ++i) {
-    JournalEntry e;
-    e.agent_id = kAgent;
-    e.sequence = first + i;
-    e.epoch = epoch;
-    e.kind = JournalKind::kContextPatch;
-    e.payload = "{\"contextSummary\":{\"completedSteps\":" + std::to_string(first + i) + "}}";
-    e.timestamp_ms = 1000 + first + i;
-    e.prev_sha256 = prev;
-    SealJournalEntry(&e);
-    prev = e.sha256;
-    out.push_back(e);
-  }
-  return out;
+  return testing::JournalChain(kAgent, first, n, epoch, std::move(prev));
 }
 
 class SqliteJournalTest : public ::testing::Test {

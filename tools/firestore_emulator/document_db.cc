@@ -301,6 +301,11 @@ StatusOr<json> DocumentDb::Commit(const json& writes) {
     RETURN_IF_ERROR(ApplyWriteLocked(w, commit_us, &staged, &r));
     results.push_back(std::move(r));
   }
+  for (const json& w : writes) {
+    ++writes_by_doc_[w.contains("delete")   ? w["delete"].get<std::string>()
+                     : w.contains("update") ? w["update"].value("name", "")
+                                            : w["transform"].value("document", "")];
+  }
   for (auto& [name, doc] : staged) {
     if (doc.update_us < 0) {
       docs_.erase(name);
@@ -327,6 +332,22 @@ Status DocumentDb::Delete(const std::string& name, const json& precondition) {
   json write = {{"delete", name}};
   if (precondition.is_object() && !precondition.empty()) write["currentDocument"] = precondition;
   return Commit(json::array({write})).status();
+}
+
+json DocumentDb::WriteCounts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  json hottest = {{"name", ""}, {"writes", 0}};
+  uint64_t total = 0;
+  for (const auto& [name, n] : writes_by_doc_) {
+    total += n;
+    if (n > hottest["writes"].get<uint64_t>()) hottest = {{"name", name}, {"writes", n}};
+  }
+  return {{"documents", writes_by_doc_.size()}, {"writes", total}, {"hottest", hottest}};
+}
+
+void DocumentDb::ResetWriteCounts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  writes_by_doc_.clear();
 }
 
 void DocumentDb::Clear(const std::string& prefix) {

@@ -44,6 +44,12 @@ class DocumentDb {
   void Clear(const std::string& prefix);
   // The current time as RFC 3339 with microseconds (for readTime).
   std::string Now();
+  // Writes applied per document (updates and deletes of committed writes) since the last
+  // ResetWriteCounts: {"documents": how many were written, "writes": total, "hottest": {"name",
+  // "writes"}} for the document written most often (the per-document write rate a client must
+  // keep low, see docs/journal.md).
+  nlohmann::json WriteCounts();
+  void ResetWriteCounts();
 
  private:
   struct Doc {
@@ -60,6 +66,7 @@ class DocumentDb {
 
   std::mutex mu_;
   std::map<std::string, Doc> docs_;
+  std::map<std::string, uint64_t> writes_by_doc_;
   int64_t last_commit_us_ = 0;
 };
 

@@ -191,6 +191,7 @@ class EmulatorServer::Impl {
       std::lock_guard<std::mutex> lock(mu_);
       stats["byRoute"] = by_route_;
       stats["faults"] = FaultConfigToJson(faults_);
+      stats["documentWrites"] = db_.WriteCounts();
       ReplyJson(request, 200, stats);
       return;
     }
@@ -199,6 +200,7 @@ class EmulatorServer::Impl {
       errors_ = 0;
       delays_ = 0;
       drops_ = 0;
+      db_.ResetWriteCounts();
       std::lock_guard<std::mutex> lock(mu_);
       by_route_.clear();
       ReplyJson(request, 200, json::object());

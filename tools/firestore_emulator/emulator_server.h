@@ -8,7 +8,8 @@
 //
 // Emulator control (not Firestore): GET / answers "Ok"; DELETE
 // /emulator/v1/projects/P/databases/D/documents clears a database (as Google's emulator does);
-// GET /emulator/v1/stats returns request and fault counters, DELETE resets them; PUT
+// GET /emulator/v1/stats returns request and fault counters and the writes per document
+// ("documentWrites", see DocumentDb::WriteCounts), DELETE resets them; PUT
 // /emulator/v1/faults replaces the fault settings with a FaultConfig JSON object.
 //
 // Faults, drawn per /v1/ request from a seeded generator: with `drop_rate` the request is
