@@ -153,6 +153,8 @@ void ContextState::Seed(const Checkpoint& cp) {
   content_.active_task = cp.active_task;
   content_.summary = cp.context_summary;
   content_.workspace = cp.workspace;
+  ledger_ = LedgerState(cp.ledger.value_or(Ledger{}));
+  ledger_.MarkOpenOutcomeUnknown();
   if (cp.journal) journal_position_ = *cp.journal;
 }
 
@@ -164,6 +166,7 @@ ContextSnapshot ContextState::Snapshot() const {
   s.workspace = content_.workspace;
   s.revision = revision_;
   s.journal = journal_position_;
+  s.ledger = ledger_.ledger();
   return s;
 }
 

@@ -5,12 +5,16 @@
 //      fsync floor (write 4 KB + fsync on a file in the same directory), measured in the same run.
 //   3. 8 concurrent clients sending PATCHes in sync mode: durable updates per second.
 //   4. Restore (Restorer, no replay) with a 1,000-entry journal tail: totalMs.
+//   5. The tool-call ledger (docs/tool-call-ledger.md), same sidecar as 1: POST
+//      /v1/tool-calls/begin and /end round trips (durable), and a begin that finds a completed
+//      key (a replay: checked to write nothing to the store).
 // Usage: journal_bench [calls] [dir]   (dir: where the store files go; default a temp dir)
 #include <cpprest/http_client.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -166,6 +170,56 @@ int main(int argc, char** argv) {
       "\n[1] durable round trip, sync, SQLite, 1 C++ client (cpprestsdk keep-alive), localhost\n");
   patch.Print("PATCH /v1/context (~1 KB merge patch)");
   tool.Print("POST /v1/tool-calls");
+
+  // 5. The ledger: begin and end, then begins that replay completed keys.
+  Latencies begin, end, replay;
+  int64_t last_sequence = 0;
+  for (int i = 0; i < calls + 50; ++i) {
+    const std::string key = "bench-key-" + std::to_string(i);
+    auto start = Clock::now();
+    json b = Call(client, http::methods::POST, "/v1/tool-calls/begin",
+                  json{{"toolName", "refund"}, {"effect", "write"}, {"idempotencyKey", key},
+                       {"inputSummary", Text(i, 150)}}
+                      .dump());
+    double us = MicrosSince(start);
+    if (!Durable(b)) return 1;
+    if (i >= 50) begin.Add(us);
+    start = Clock::now();
+    json e = Call(client, http::methods::POST,
+                  "/v1/tool-calls/" + b["callId"].get<std::string>() + "/end",
+                  json{{"success", true}, {"outputSummary", Text(i, 400)}, {"durationMs", 12}}
+                      .dump());
+    us = MicrosSince(start);
+    if (!Durable(e)) return 1;
+    if (i >= 50) end.Add(us);
+    last_sequence = e["journalSequence"].get<int64_t>();
+  }
+  for (int i = 0; i < calls + 50; ++i) {
+    // Keys among the newest 500 (CKPT_LEDGER_KEEP keeps 1,000).
+    const int kept = std::min(calls + 50, 500);
+    const std::string key = "bench-key-" + std::to_string(calls + 49 - i % kept);
+    auto start = Clock::now();
+    json b = Call(client, http::methods::POST, "/v1/tool-calls/begin",
+                  json{{"toolName", "refund"}, {"effect", "write"}, {"idempotencyKey", key}}
+                      .dump());
+    double us = MicrosSince(start);
+    if (!b.is_object() || !b.value("replayed", false)) return 1;
+    if (i >= 50) replay.Add(us);
+  }
+  json after = Call(client, http::methods::PATCH, "/v1/context", PatchBody(-1));
+  if (!Durable(after) || after["journalSequence"].get<int64_t>() != last_sequence + 1) {
+    std::fprintf(stderr, "a replayed begin wrote to the journal (sequence %s after %lld)\n",
+                 after.dump().c_str(), static_cast<long long>(last_sequence));
+    return 1;
+  }
+  std::printf(
+      "\n[5] tool-call ledger, durable round trip, sync, SQLite, 1 C++ client, localhost "
+      "(CKPT_LEDGER_KEEP 1000)\n");
+  begin.Print("POST /v1/tool-calls/begin (new key)");
+  end.Print("POST /v1/tool-calls/{id}/end");
+  replay.Print("begin of a completed key (replay)");
+  std::printf("%-40s %d replays, 0 journal entries written\n", "replay store writes",
+              calls + 50);
 
   // 3. Eight concurrent clients (same sidecar).
   constexpr int kClients = 8;
