@@ -119,6 +119,10 @@ class ApiRouter {
   ApiResponse FinishToolCall(const std::string& call_id, const std::string& action,
                              const ApiRequest& request);
   ApiResponse ListToolCalls(const ApiRequest& request);
+  // AwaitDurable for a ledger change; without a journal (memory mode: a store that keeps none,
+  // or CKPT_DURABILITY=memory) a checkpoint is written before the reply instead, so a ledger
+  // record is never held in memory only.
+  Status LedgerDurable(const ContextUpdate& update, nlohmann::json* body);
 
   ApiDeps deps_;
   std::string token_digest_;  // SHA-256 hex of deps_.bearer_token; empty when none

@@ -52,6 +52,21 @@ json ResultJson(const LedgerResult& r) {
 
 }  // namespace
 
+Status ApiRouter::LedgerDurable(const ContextUpdate& update, json* body) {
+  if (Status s = AwaitDurable(update, body); !s.ok()) return s;
+  const bool memory =
+      deps_.journal != nullptr && deps_.journal->durability() == Durability::kMemory;
+  if (!memory || deps_.writer == nullptr) return OkStatus();
+  auto written = deps_.writer->Write(TriggerReason::kManual);
+  if (!written.ok()) {
+    return UnavailableError("the tool-call record could not be made durable: " +
+                            written.status().ToString());
+  }
+  (*body)["durable"] = true;
+  (*body)["checkpointSequence"] = written->sequence_number;
+  return OkStatus();
+}
+
 ApiResponse ApiRouter::ToolCallRoute(const ApiRequest& req) {
   if (req.method == "GET") return ListToolCalls(req);
   std::string rest = req.path.substr(sizeof(kPrefix) - 1);
@@ -116,7 +131,7 @@ ApiResponse ApiRouter::BeginToolCall(const ApiRequest& req) {
                 {"idempotencyKey", call.idempotency_key},
                 {"state", "started"},
                 {"revision", begun->update.revision}};
-  if (Status durable = AwaitDurable(begun->update, &reply); !durable.ok()) {
+  if (Status durable = LedgerDurable(begun->update, &reply); !durable.ok()) {
     return MutationError(durable);
   }
   return Json(201, reply);
@@ -174,7 +189,7 @@ ApiResponse ApiRouter::FinishToolCall(const std::string& call_id, const std::str
     return MutationError(update.status());
   }
   reply["revision"] = update->revision;
-  if (Status durable = AwaitDurable(*update, &reply); !durable.ok()) {
+  if (Status durable = LedgerDurable(*update, &reply); !durable.ok()) {
     return MutationError(durable);
   }
   return Json(200, reply);

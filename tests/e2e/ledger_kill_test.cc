@@ -184,5 +184,37 @@ TEST_F(LedgerKillTest, NotExecutedFreesTheKeyForANewBegin) {
   EXPECT_EQ(Body(bad)["error"]["field"], "outcome");
 }
 
+// Without a journal (CKPT_DURABILITY=memory, as on a store that keeps none) a begin is made
+// durable by a checkpoint before its reply, so the call is still outcome_unknown after SIGKILL.
+TEST_F(LedgerKillTest, WithoutAJournalABeginIsCheckpointedBeforeItsReply) {
+  auto env = Defaults();
+  env["CKPT_DURABILITY"] = "memory";
+  auto sidecar = StartSidecar(env);
+  ASSERT_TRUE(WaitReady(port_, 10000));
+  auto begun = Begin("refund", "refund-mem", "write");
+  ASSERT_EQ(begun.status, 201) << begun.body;
+  EXPECT_EQ(Body(begun)["durable"], true);
+  EXPECT_GE(Body(begun)["checkpointSequence"].get<int64_t>(), 1);
+  const std::string call_id = Body(begun)["callId"];
+  ASSERT_EQ(sidecar->Signal(SIGKILL), 128 + SIGKILL);
+
+  auto restarted = StartSidecar(env);
+  ASSERT_TRUE(WaitReady(port_, 10000)) << restarted->Stdout();
+  json unknown = List("outcome_unknown");
+  ASSERT_EQ(unknown.size(), 1u) << unknown.dump();
+  EXPECT_EQ(unknown[0]["callId"], call_id);
+  EXPECT_EQ(Begin("refund", "refund-mem", "write").status, 409);
+  auto ended = End(call_id, true, "refunded after all");
+  ASSERT_EQ(ended.status, 200) << ended.body;
+  EXPECT_EQ(Body(ended)["durable"], true);
+  ASSERT_EQ(restarted->Signal(SIGKILL), 128 + SIGKILL);
+
+  auto again = StartSidecar(env);
+  ASSERT_TRUE(WaitReady(port_, 10000)) << again->Stdout();
+  auto replay = Begin("refund", "refund-mem", "write");
+  ASSERT_EQ(replay.status, 200) << replay.body;
+  EXPECT_EQ(Body(replay)["result"]["outputSummary"], "refunded after all");
+}
+
 }  // namespace
 }  // namespace agentckpt::testing
