@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
     if (!b.is_object() || !b.value("replayed", false)) return 1;
     if (i >= 50) replay.Add(us);
   }
-  json after = Call(client, http::methods::PATCH, "/v1/context", PatchBody(-1));
+  json after = Call(client, http::methods::PATCH, "/v1/context", PatchBody(calls + 100));
   if (!Durable(after) || after["journalSequence"].get<int64_t>() != last_sequence + 1) {
     std::fprintf(stderr, "a replayed begin wrote to the journal (sequence %s after %lld)\n",
                  after.dump().c_str(), static_cast<long long>(last_sequence));
