@@ -222,8 +222,8 @@ void WriteCanonicalJson(const Checkpoint& cp, bool include_hash, std::string* ou
   }
   if (cp.ledger) {  // schema version 2; nlohmann's compact form is the canonical one
     w.Key("ledger", false);
-    out->append(LedgerToJsonValue(*cp.ledger).dump(-1, ' ', false,
-                                                   nlohmann::json::error_handler_t::replace));
+    out->append(LedgerToJsonValue(*cp.ledger)
+                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   w.Key("natsPosition", false);
   if (cp.nats_position) {

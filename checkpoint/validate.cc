@@ -217,8 +217,7 @@ Status ValidateCheckpoint(const Checkpoint& cp) {
         !s.ok()) {
       return s;
     }
-  } else if (cp.schema_version != kSchemaVersion &&
-             cp.schema_version != kLedgerlessSchemaVersion) {
+  } else if (cp.schema_version != kSchemaVersion && cp.schema_version != kLedgerlessSchemaVersion) {
     return Bad("schemaVersion", "must be " + std::to_string(kLedgerlessSchemaVersion) + " or " +
                                     std::to_string(kSchemaVersion));
   }

@@ -36,9 +36,9 @@ std::string_view JournalKindName(JournalKind kind) {
 }
 
 std::optional<JournalKind> ParseJournalKind(std::string_view name) {
-  for (JournalKind k : {JournalKind::kContextPut, JournalKind::kContextPatch, JournalKind::kToolCall,
-                        JournalKind::kToolCallBegin, JournalKind::kToolCallEnd,
-                        JournalKind::kToolCallReconcile}) {
+  for (JournalKind k :
+       {JournalKind::kContextPut, JournalKind::kContextPatch, JournalKind::kToolCall,
+        JournalKind::kToolCallBegin, JournalKind::kToolCallEnd, JournalKind::kToolCallReconcile}) {
     if (JournalKindName(k) == name) return k;
   }
   return std::nullopt;

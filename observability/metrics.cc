@@ -198,8 +198,8 @@ std::string Metrics::Render() const {
   Sample("agentckpt_restore_failures_total", "", static_cast<double>(restore_failures_), &out);
   Header("agentckpt_ledger_outcome_unknown_calls", "gauge",
          "Tool calls the last restore found begun and never ended (outcome unknown).", &out);
-  Sample("agentckpt_ledger_outcome_unknown_calls", "",
-         static_cast<double>(ledger_outcome_unknown_), &out);
+  Sample("agentckpt_ledger_outcome_unknown_calls", "", static_cast<double>(ledger_outcome_unknown_),
+         &out);
   Header("agentckpt_nats_connected", "gauge", "1 while connected to NATS, else 0.", &out);
   Sample("agentckpt_nats_connected", "", nats_connected_ ? 1 : 0, &out);
   Header("agentckpt_nats_reconnects_total", "counter", "Reconnections to NATS.", &out);

@@ -1,9 +1,9 @@
 // The restoration prompt: what the agent reads after a restart to continue where it stopped.
 //
 // Sections, in this order: opening (checkpoint used, or cold start), tool calls whose outcome is
-// unknown (the ledger's open calls: verify and reconcile before any retry), warnings (stale checkpoint:
-// re-verify external state; corrupted checkpoints skipped and why; replay unavailable or
-// truncated; workspace stashed; cold start), active task with phase and progress, plan with the
+// unknown (the ledger's open calls: verify and reconcile before any retry), warnings (stale
+// checkpoint: re-verify external state; corrupted checkpoints skipped and why; replay unavailable
+// or truncated; workspace stashed; cold start), active task with phase and progress, plan with the
 // steps done and the next one, gathered results, where the draft stands (its size and its end),
 // recent tool calls (failures first, newest first), write calls completed since the checkpoint
 // (done), what happened since the checkpoint (handled

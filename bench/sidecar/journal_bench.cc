@@ -178,17 +178,18 @@ int main(int argc, char** argv) {
     const std::string key = "bench-key-" + std::to_string(i);
     auto start = Clock::now();
     json b = Call(client, http::methods::POST, "/v1/tool-calls/begin",
-                  json{{"toolName", "refund"}, {"effect", "write"}, {"idempotencyKey", key},
+                  json{{"toolName", "refund"},
+                       {"effect", "write"},
+                       {"idempotencyKey", key},
                        {"inputSummary", Text(i, 150)}}
                       .dump());
     double us = MicrosSince(start);
     if (!Durable(b)) return 1;
     if (i >= 50) begin.Add(us);
     start = Clock::now();
-    json e = Call(client, http::methods::POST,
-                  "/v1/tool-calls/" + b["callId"].get<std::string>() + "/end",
-                  json{{"success", true}, {"outputSummary", Text(i, 400)}, {"durationMs", 12}}
-                      .dump());
+    json e = Call(
+        client, http::methods::POST, "/v1/tool-calls/" + b["callId"].get<std::string>() + "/end",
+        json{{"success", true}, {"outputSummary", Text(i, 400)}, {"durationMs", 12}}.dump());
     us = MicrosSince(start);
     if (!Durable(e)) return 1;
     if (i >= 50) end.Add(us);
@@ -199,9 +200,9 @@ int main(int argc, char** argv) {
     const int kept = std::min(calls + 50, 500);
     const std::string key = "bench-key-" + std::to_string(calls + 49 - i % kept);
     auto start = Clock::now();
-    json b = Call(client, http::methods::POST, "/v1/tool-calls/begin",
-                  json{{"toolName", "refund"}, {"effect", "write"}, {"idempotencyKey", key}}
-                      .dump());
+    json b =
+        Call(client, http::methods::POST, "/v1/tool-calls/begin",
+             json{{"toolName", "refund"}, {"effect", "write"}, {"idempotencyKey", key}}.dump());
     double us = MicrosSince(start);
     if (!b.is_object() || !b.value("replayed", false)) return 1;
     if (i >= 50) replay.Add(us);
@@ -218,8 +219,7 @@ int main(int argc, char** argv) {
   begin.Print("POST /v1/tool-calls/begin (new key)");
   end.Print("POST /v1/tool-calls/{id}/end");
   replay.Print("begin of a completed key (replay)");
-  std::printf("%-40s %d replays, 0 journal entries written\n", "replay store writes",
-              calls + 50);
+  std::printf("%-40s %d replays, 0 journal entries written\n", "replay store writes", calls + 50);
 
   // 3. Eight concurrent clients (same sidecar).
   constexpr int kClients = 8;

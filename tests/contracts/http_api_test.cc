@@ -143,13 +143,14 @@ TEST_F(HttpContractTest, EveryOperationAnswersAsDocumented) {
             400);
   EXPECT_EQ(Call("list started", "GET", "/v1/tool-calls?state=started").status, 200);
   EXPECT_EQ(Call("list bad state", "GET", "/v1/tool-calls?state=maybe").status, 400);
-  EXPECT_EQ(Call("end", "POST", "/v1/tool-calls/" + call_id + "/end",
-                 R"({"success":true,"outputSummary":"refunded","durationMs":30,"externalId":"re_1"})")
-                .status,
-            200);
-  EXPECT_EQ(Call("end twice", "POST", "/v1/tool-calls/" + call_id + "/end", R"({"success":true})")
-                .status,
-            409);
+  EXPECT_EQ(
+      Call("end", "POST", "/v1/tool-calls/" + call_id + "/end",
+           R"({"success":true,"outputSummary":"refunded","durationMs":30,"externalId":"re_1"})")
+          .status,
+      200);
+  EXPECT_EQ(
+      Call("end twice", "POST", "/v1/tool-calls/" + call_id + "/end", R"({"success":true})").status,
+      409);
   EXPECT_EQ(Call("end unknown", "POST", "/v1/tool-calls/nope/end", R"({"success":true})").status,
             404);
   EXPECT_EQ(Call("end without success", "POST", "/v1/tool-calls/" + call_id + "/end", "{}").status,
@@ -170,10 +171,10 @@ TEST_F(HttpContractTest, EveryOperationAnswersAsDocumented) {
                  R"({"outcome":"not_executed","note":"never sent"})")
                 .status,
             200);
-  EXPECT_EQ(Call("reconcile unknown", "POST", "/v1/tool-calls/nope/reconcile",
-                 R"({"outcome":"failed"})")
-                .status,
-            404);
+  EXPECT_EQ(
+      Call("reconcile unknown", "POST", "/v1/tool-calls/nope/reconcile", R"({"outcome":"failed"})")
+          .status,
+      404);
   EXPECT_EQ(Call("list", "GET", "/v1/tool-calls").status, 200);
   NotAllowed("/v1/tool-calls/begin", {"GET", "PUT", "PATCH", "DELETE"});
   NotAllowed("/v1/tool-calls/" + call_id + "/end", {"GET", "PUT", "PATCH", "DELETE"});
