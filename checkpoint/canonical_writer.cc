@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "checkpoint/ledger_json.h"
 #include "common/time_format.h"
 
 namespace agentckpt::internal {
@@ -218,6 +219,11 @@ void WriteCanonicalJson(const Checkpoint& cp, bool include_hash, std::string* ou
     w.Key("sha256", false);
     w.String(cp.journal->sha256);
     w.Close();
+  }
+  if (cp.ledger) {  // schema version 2; nlohmann's compact form is the canonical one
+    w.Key("ledger", false);
+    out->append(LedgerToJsonValue(*cp.ledger)
+                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   w.Key("natsPosition", false);
   if (cp.nats_position) {

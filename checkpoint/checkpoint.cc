@@ -40,4 +40,47 @@ std::optional<TriggerReason> ParseTriggerReason(std::string_view name) {
   return std::nullopt;
 }
 
+// The tool-call ledger's names (schema version 2).
+std::string_view ToolEffectName(ToolEffect effect) {
+  switch (effect) {
+    case ToolEffect::kPure:
+      return "pure";
+    case ToolEffect::kRead:
+      return "read";
+    case ToolEffect::kIdempotent:
+      return "idempotent";
+    case ToolEffect::kWrite:
+      return "write";
+  }
+  return "write";
+}
+
+std::optional<ToolEffect> ParseToolEffect(std::string_view name) {
+  for (ToolEffect e :
+       {ToolEffect::kPure, ToolEffect::kRead, ToolEffect::kIdempotent, ToolEffect::kWrite}) {
+    if (ToolEffectName(e) == name) return e;
+  }
+  return std::nullopt;
+}
+
+std::string_view LedgerCallStateName(LedgerCallState state) {
+  switch (state) {
+    case LedgerCallState::kStarted:
+      return "started";
+    case LedgerCallState::kOutcomeUnknown:
+      return "outcome_unknown";
+    case LedgerCallState::kCompleted:
+      return "completed";
+  }
+  return "started";
+}
+
+std::optional<LedgerCallState> ParseLedgerCallState(std::string_view name) {
+  for (LedgerCallState s :
+       {LedgerCallState::kStarted, LedgerCallState::kOutcomeUnknown, LedgerCallState::kCompleted}) {
+    if (LedgerCallStateName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
 }  // namespace agentckpt

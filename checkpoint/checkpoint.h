@@ -1,4 +1,4 @@
-// The checkpoint document, schema version 1 (see docs/checkpoint-format.md).
+// The checkpoint document, schema versions 1 and 2 (see docs/checkpoint-format.md).
 //
 // Plain value types; no behaviour beyond enum <-> string. Timestamps are milliseconds since the
 // Unix epoch (UTC) and are written as RFC 3339 strings with millisecond precision.
@@ -12,11 +12,16 @@
 
 namespace agentckpt {
 
-inline constexpr int kSchemaVersion = 1;
-// Schema version 2 is version 1 with contextSummary stored encrypted (encryptedContextSummary in
-// its place; docs/encryption.md). Plaintext documents are still written as version 1.
+// --- schema version 2: the tool-call ledger (docs/tool-call-ledger.md) ---
+// A plaintext document carrying a `ledger` is version 2; one without it may still be version 1
+// (written before the ledger existed), and version 1 documents never carry one.
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int kLedgerlessSchemaVersion = 1;
+// --- end of the ledger's schema block ---
+// Encrypted documents (contextSummary stored as encryptedContextSummary; docs/encryption.md) are
+// version 2 as well; what tells them apart is the encryptedContextSummary member.
 inline constexpr int kEncryptedSchemaVersion = 2;
-inline constexpr int kMaxReadableSchemaVersion = kEncryptedSchemaVersion;
+inline constexpr int kMaxReadableSchemaVersion = 2;
 
 enum class TaskPhase { kGathering, kPlanning, kExecuting, kReviewing };
 enum class TriggerReason { kPeriodic, kPreCompaction, kTaskPhaseChange, kManual, kPreShutdown };
@@ -91,6 +96,46 @@ struct EncryptedContextSummary {
   bool operator==(const EncryptedContextSummary&) const = default;
 };
 
+// --- the tool-call ledger (schema version 2; docs/tool-call-ledger.md) ---
+enum class ToolEffect { kPure, kRead, kIdempotent, kWrite };
+// started: begun by this sidecar's run; outcome_unknown: begun before a restart (or begun again
+// while open) and never ended; completed: ended or reconciled.
+enum class LedgerCallState { kStarted, kOutcomeUnknown, kCompleted };
+std::string_view ToolEffectName(ToolEffect effect);  // "pure", "read", "idempotent", "write"
+std::optional<ToolEffect> ParseToolEffect(std::string_view name);
+std::string_view LedgerCallStateName(LedgerCallState state);  // "started", ...
+std::optional<LedgerCallState> ParseLedgerCallState(std::string_view name);
+
+struct LedgerResult {
+  bool success = true;
+  std::string output_summary;  // at most 500 characters
+  int64_t duration_ms = 0;
+  std::string external_id;  // "" when none was given
+  bool reconciled = false;  // set by a reconcile rather than an end
+  bool operator==(const LedgerResult&) const = default;
+};
+
+struct LedgerCall {
+  std::string call_id;
+  std::string idempotency_key;
+  std::string tool_name;
+  ToolEffect effect = ToolEffect::kWrite;
+  std::string args_sha256;    // 64 hex characters, or "" when not given
+  std::string input_summary;  // at most 200 characters
+  int64_t began_at_ms = 0;
+  LedgerCallState state = LedgerCallState::kStarted;
+  int64_t ended_at_ms = 0;             // 0 while open
+  std::optional<LedgerResult> result;  // set when completed
+  bool operator==(const LedgerCall&) const = default;
+};
+
+struct Ledger {
+  std::vector<LedgerCall> open;       // started or outcome_unknown, oldest first
+  std::vector<LedgerCall> completed;  // the completed-key index, oldest end first
+  bool operator==(const Ledger&) const = default;
+};
+// --- end of the ledger block ---
+
 struct Checkpoint {
   int schema_version = kSchemaVersion;
   std::string checkpoint_id;  // UUID v4
@@ -106,6 +151,8 @@ struct Checkpoint {
   std::optional<Workspace> workspace;         // null when no workspace is configured
   // Absent in checkpoints written without a journal (before it existed, or memory durability).
   std::optional<JournalPosition> journal;
+  // Schema version 2: the tool-call ledger (absent in version 1 documents).
+  std::optional<Ledger> ledger;
   TriggerReason trigger_reason = TriggerReason::kPeriodic;
   int64_t size_bytes = 0;
   int ttl_days = 7;

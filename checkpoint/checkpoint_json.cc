@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "checkpoint/json_reader.h"
+#include "checkpoint/ledger_json.h"
 #include "checkpoint/limits.h"
 #include "common/time_format.h"
 
@@ -155,11 +156,15 @@ StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
   simdjson::dom::element member;
   if (r.Member("expireAt", /*optional=*/true, &member)) r.Timestamp("expireAt", &cp.expire_at_ms);
   if (r.Member("contentSha256", /*optional=*/true, &member)) r.String("contentSha256", &cp.content_sha256);
-  simdjson::dom::element task, summary, nats, ws, journal;
+  simdjson::dom::element task, summary, nats, ws, journal, ledger;
   const bool has_journal = r.Member("journal", /*optional=*/true, &journal);
+  // Schema version 2: the tool-call ledger (never in a version 1 document).
+  const bool has_ledger = version >= 2 && r.Member("ledger", /*optional=*/true, &ledger);
   r.Member("activeTask", false, &task);
-  // Version 2 stores the summary encrypted, under its own name (docs/encryption.md).
-  const bool encrypted = version == kEncryptedSchemaVersion;
+  // Version 2 may store the summary encrypted, under its own name (docs/encryption.md).
+  simdjson::dom::element probe;
+  const bool encrypted = version == kEncryptedSchemaVersion &&
+                         r.Member("encryptedContextSummary", /*optional=*/true, &probe);
   r.Member(encrypted ? "encryptedContextSummary" : "contextSummary", false, &summary);
   r.Member("natsPosition", false, &nats);
   r.Member("workspace", false, &ws);
@@ -197,6 +202,12 @@ StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
     jr.RejectUnknown();
     if (!jr.ok()) return jr.status();
     cp.journal = std::move(pos);
+  }
+  if (has_ledger) {
+    json lj = json::parse(simdjson::minify(ledger), nullptr, /*allow_exceptions=*/false);
+    auto l = LedgerFromJsonValue(lj, "ledger");
+    if (!l.ok()) return l.status();
+    cp.ledger = std::move(l).value();
   }
   return cp;
 }
@@ -323,6 +334,7 @@ json CheckpointToJsonValue(const Checkpoint& cp, bool include_hash) {
   if (cp.journal) {
     j["journal"] = {{"sequence", cp.journal->sequence}, {"sha256", cp.journal->sha256}};
   }
+  if (cp.ledger) j["ledger"] = LedgerToJsonValue(*cp.ledger);
   if (cp.encrypted_context_summary) {
     j.erase("contextSummary");
     j["encryptedContextSummary"] =

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "checkpoint/checkpoint_json.h"
+#include "checkpoint/ledger_json.h"
 #include "checkpoint/limits.h"
 #include "common/ids.h"
 #include "common/sha256.h"
@@ -220,8 +221,15 @@ Status ValidateCheckpoint(const Checkpoint& cp) {
         !s.ok()) {
       return s;
     }
-  } else if (cp.schema_version != kSchemaVersion) {
-    return Bad("schemaVersion", "must be " + std::to_string(kSchemaVersion));
+  } else if (cp.schema_version != kSchemaVersion && cp.schema_version != kLedgerlessSchemaVersion) {
+    return Bad("schemaVersion", "must be " + std::to_string(kLedgerlessSchemaVersion) + " or " +
+                                    std::to_string(kSchemaVersion));
+  }
+  if (cp.ledger) {
+    if (cp.schema_version < kSchemaVersion) {
+      return Bad("ledger", "needs schemaVersion " + std::to_string(kSchemaVersion));
+    }
+    if (auto s = ValidateLedger(*cp.ledger, "ledger"); !s.ok()) return s;
   }
   if (!IsUuidV4(cp.checkpoint_id)) return Bad("checkpointId", "expected a UUID v4");
   if (auto s = ValidateAgentId(cp.agent_id); !s.ok()) return Bad("agentId", s.message());

@@ -123,6 +123,7 @@ StatusOr<Checkpoint> CheckpointWriter::Build(TriggerReason trigger, const Contex
   cp.context_summary = snap.summary;
   cp.workspace = snap.workspace;
   if (!snap.journal.sha256.empty()) cp.journal = snap.journal;
+  cp.ledger = snap.ledger;  // schema version 2: written even when empty
   cp.trigger_reason = trigger;
   cp.ttl_days = options_.ttl_days;
   if (pos.has_value()) {

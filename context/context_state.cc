@@ -309,6 +309,8 @@ void ContextState::Seed(const Checkpoint& cp) {
   content_.summary = cp.context_summary;
   content_.workspace = cp.workspace;
   encoded_ = Encode(content_);
+  ledger_ = LedgerState(cp.ledger.value_or(Ledger{}));
+  ledger_.MarkOpenOutcomeUnknown();
   if (cp.journal) journal_position_ = *cp.journal;
 }
 
@@ -320,6 +322,7 @@ ContextSnapshot ContextState::Snapshot() const {
   s.workspace = content_.workspace;
   s.revision = revision_;
   s.journal = journal_position_;
+  s.ledger = ledger_.ledger();
   return s;
 }
 

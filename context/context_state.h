@@ -16,6 +16,7 @@
 #include "checkpoint/checkpoint.h"
 #include "common/status.h"
 #include "journal/journal_entry.h"
+#include "ledger/ledger_state.h"
 #include "redact/redactor.h"
 
 namespace agentckpt {
@@ -26,6 +27,7 @@ struct ContextSnapshot {
   std::optional<Workspace> workspace;
   uint64_t revision = 0;    // 0 until the first change; +1 for each change of content
   JournalPosition journal;  // the last journal entry this context includes
+  Ledger ledger;            // the tool-call ledger (trimmed to its limits)
 };
 
 struct ContextUpdate {
@@ -34,6 +36,23 @@ struct ContextUpdate {
   bool phase_changed = false;    // a task is active and its (taskId, phase) differs from before
   int64_t journal_sequence = 0;  // the journal position after the request (0: no journal)
   size_t tool_call_log_size = 0;  // entries in the tool-call log after the request
+};
+
+// POST /v1/tool-calls/begin, decoded (docs/tool-call-ledger.md).
+struct ToolCallBegin {
+  std::string tool_name;
+  ToolEffect effect = ToolEffect::kWrite;
+  std::string idempotency_key;  // "" derives one (ledger/ledger_key.h)
+  std::string args_sha256;      // "" or 64 lower-case hex
+  std::string input_summary;
+};
+
+// What a begin found: a new call (started), a completed key (replayed: nothing was recorded)
+// or an open one (the call's outcome is unknown until it is ended or reconciled).
+struct ToolCallBeginResult {
+  enum class Kind { kStarted, kReplayed, kOpen } kind = Kind::kStarted;
+  LedgerCall call;
+  ContextUpdate update;  // journal_sequence is 0 unless kStarted
 };
 
 // Records a request's effect in the journal (sidecar/journal_writer.h): called under the
@@ -73,9 +92,33 @@ class ContextState {
   // newest 50 are kept. kInvalidArgument naming the field.
   StatusOr<ContextUpdate> AppendToolCall(const nlohmann::json& entry);
 
+  // --- the tool-call ledger (context/tool_call_ledger.cc; docs/tool-call-ledger.md) ---
+  // Completed keys kept (CKPT_LEDGER_KEEP, CKPT_LEDGER_KEEP_AGE). Call before the first request.
+  void set_ledger_limits(LedgerLimits limits) { ledger_limits_ = limits; }
+
+  // POST /v1/tool-calls/begin at `now_ms`; `call_id` names the call if one is started. A key
+  // that has a result replays it and records nothing; an open key is reported (kOpen) and
+  // records nothing. kInvalidArgument naming the field (argsSha256 or idempotencyKey is needed
+  // to derive a key); errors of the journal as Replace.
+  StatusOr<ToolCallBeginResult> BeginToolCall(ToolCallBegin request, const std::string& call_id,
+                                              int64_t now_ms);
+  // POST /v1/tool-calls/{callId}/end: completes an open call with `result` (summaries redacted
+  // and cut) and appends it to toolCallLog. kNotFound for an unknown call, kAlreadyExists for a
+  // completed one.
+  StatusOr<ContextUpdate> EndToolCall(const std::string& call_id, LedgerResult result,
+                                      int64_t now_ms, LedgerCall* ended);
+  // POST /v1/tool-calls/{callId}/reconcile: succeeded/failed complete the call (as an end with
+  // reconciled=true); not_executed removes it, which frees its key. Errors as EndToolCall.
+  StatusOr<ContextUpdate> ReconcileToolCall(const std::string& call_id, ReconcileOutcome outcome,
+                                            std::string output_summary, std::string note,
+                                            int64_t now_ms);
+  // GET /v1/tool-calls?state=...: the calls in `state`.
+  std::vector<LedgerCall> ToolCalls(LedgerCallState state) const;
+
   // Sets the context from a restored checkpoint (with the journal folded in: its journal
   // position comes along) without counting it as a change (the revision stays, so no periodic
-  // checkpoint repeats what the store already holds).
+  // checkpoint repeats what the store already holds). Calls the checkpoint's ledger holds open
+  // become outcome_unknown: whoever began them is gone.
   void Seed(const Checkpoint& cp);
 
   // Stops intake for shutdown: every later Replace/MergePatch/AppendToolCall fails with
@@ -95,6 +138,10 @@ class ContextState {
     std::optional<Workspace> workspace;
     bool operator==(const Content&) const = default;
   };
+  // Requires mu_: records a ledger change of `kind` and applies it.
+  StatusOr<ContextUpdate> CommitLedger(JournalKind kind, const nlohmann::json& payload,
+                                       int64_t now_ms, std::optional<LedgerCall>* completed);
+  std::string RedactedCut(std::string text, size_t max_chars) const;
   StatusOr<Content> Decode(const nlohmann::json& body) const;
   // The parts of Decode. `previous` (may be null) is what the field held before the request:
   // text equal to it was redacted when it arrived and is not scanned again.
@@ -124,6 +171,8 @@ class ContextState {
   bool frozen_ = false;
   JournalHook journal_;
   JournalPosition journal_position_;
+  LedgerState ledger_;  // changed only through the journal's ledger kinds
+  LedgerLimits ledger_limits_;
 };
 
 }  // namespace agentckpt

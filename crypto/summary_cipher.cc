@@ -91,7 +91,8 @@ Status DecryptionFailed(const Checkpoint& cp, const std::string& why) {
 StatusOr<SealedCheckpoint> EncryptCheckpoint(const SealedCheckpoint& plain,
                                              const EncryptionKey& key, Env* env) {
   const Checkpoint& doc = plain.doc;
-  if (doc.encrypted_context_summary || doc.schema_version != kSchemaVersion) {
+  if (doc.encrypted_context_summary ||
+      (doc.schema_version != kSchemaVersion && doc.schema_version != kLedgerlessSchemaVersion)) {
     return InvalidArgumentError("encryptedContextSummary: the checkpoint is already encrypted");
   }
   if (doc.content_sha256.empty()) {
@@ -152,7 +153,12 @@ StatusOr<Checkpoint> DecryptCheckpoint(const Checkpoint& stored, const Keyring* 
   plain.schema_version = kSchemaVersion;
   plain.encrypted_context_summary.reset();
   plain.context_summary = std::move(c).value();
-  StatusOr<SealedCheckpoint> resealed = Seal(std::move(plain));
+  StatusOr<SealedCheckpoint> resealed = Seal(plain);
+  if (resealed.ok() && !plain.ledger && resealed->doc.content_sha256 != e.plaintext_sha256) {
+    // Encrypted from a version 1 plaintext (no ledger): its hash covers schemaVersion 1.
+    plain.schema_version = kLedgerlessSchemaVersion;
+    resealed = Seal(std::move(plain));
+  }
   if (!resealed.ok()) {
     return DecryptionFailed(stored,
                             "the plaintext breaks the schema: " + resealed.status().message());

@@ -17,13 +17,19 @@ using nlohmann::json;
 namespace {
 
 constexpr char kCheckpointsPrefix[] = "/v1/checkpoints/";
+constexpr char kToolCallsPrefix[] = "/v1/tool-calls/";
 
-ApiResponse JsonResponse(int status, const json& body) {
-  ApiResponse r;
-  r.status = status;
-  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
-  return r;
+// /v1/tool-calls/begin and /v1/tool-calls/{callId}/end|reconcile accept POST.
+std::string ToolCallPathMethods(const std::string& path) {
+  std::string rest = path.substr(sizeof(kToolCallsPrefix) - 1);
+  if (rest == "begin") return "POST";
+  size_t slash = rest.find('/');
+  if (slash == 0 || slash == std::string::npos) return "";
+  std::string action = rest.substr(slash + 1);
+  return action == "end" || action == "reconcile" ? "POST" : "";
 }
+
+ApiResponse JsonResponse(int status, const json& body) { return ApiRouter::Json(status, body); }
 
 // The methods each path accepts (for 405 and Allow).
 std::string AllowedMethods(const std::string& path) {
@@ -31,9 +37,9 @@ std::string AllowedMethods(const std::string& path) {
     return "GET";
   }
   if (path == "/v1/context") return "GET, PUT, PATCH";
-  if (path == "/v1/tool-calls" || path == "/v1/restore" || path == "/v1/agent-start") {
-    return "POST";
-  }
+  if (path == "/v1/restore" || path == "/v1/agent-start") return "POST";
+  if (path == "/v1/tool-calls") return "GET, POST";
+  if (path.rfind(kToolCallsPrefix, 0) == 0) return ToolCallPathMethods(path);
   if (path == "/v1/checkpoints") return "GET, POST";
   if (path.rfind(kCheckpointsPrefix, 0) == 0 && path.size() > sizeof(kCheckpointsPrefix) - 1 &&
       path.find('/', sizeof(kCheckpointsPrefix) - 1) == std::string::npos) {
@@ -51,6 +57,13 @@ StatusOr<json> ParseBody(const std::string& body) {
 }
 
 }  // namespace
+
+ApiResponse ApiRouter::Json(int status, const json& body) {
+  ApiResponse r;
+  r.status = status;
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
 
 ApiRouter::ApiRouter(ApiDeps deps) : deps_(std::move(deps)) {
   if (!deps_.bearer_token.empty()) token_digest_ = Sha256Hex(deps_.bearer_token);
@@ -157,6 +170,9 @@ ApiResponse ApiRouter::Route(const ApiRequest& req) {
       return ContextUpdateResponse(m == "PUT" ? deps_.context->Replace(*body)
                                               : deps_.context->MergePatch(*body));
     }
+  }
+  if ((p == "/v1/tool-calls" && m == "GET") || (p.rfind(kToolCallsPrefix, 0) == 0 && m == "POST")) {
+    return ToolCallRoute(req);
   }
   if (p == "/v1/tool-calls" && m == "POST") {
     auto body = ParseBody(req.body);

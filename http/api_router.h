@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/env.h"
 #include "common/status.h"
 #include "context/checkpoint_writer.h"
 #include "context/context_state.h"
@@ -71,6 +72,8 @@ struct ApiDeps {
   // The writer lease as LeaseKeeper::Describe shows it, for 503 STANDBY replies (may be empty).
   std::function<nlohmann::json()> lease_info;
   int retry_after_s = 1;  // Retry-After of a 503 STANDBY reply
+  // The clock and the call ids of the tool-call ledger; null uses Env::Default().
+  Env* env = nullptr;
 };
 
 class ApiRouter {
@@ -93,6 +96,8 @@ class ApiRouter {
   // the message prefix, kNotFound -> 404, kAlreadyExists -> 409, kResourceExhausted -> 413,
   // kUnavailable -> 503, others -> 500.
   static ApiResponse FromStatus(const Status& status);
+  // A JSON response with `status` and `body`.
+  static ApiResponse Json(int status, const nlohmann::json& body);
 
  private:
   ApiResponse Route(const ApiRequest& request);
@@ -107,6 +112,17 @@ class ApiRouter {
   ApiResponse ListCheckpoints(const ApiRequest& request);
   ApiResponse GetCheckpoint(const std::string& id);
   ApiResponse Readiness();
+  // The tool-call ledger's endpoints (http/tool_call_routes.cc): /v1/tool-calls/begin,
+  // /v1/tool-calls/{callId}/end|reconcile and GET /v1/tool-calls.
+  ApiResponse ToolCallRoute(const ApiRequest& request);
+  ApiResponse BeginToolCall(const ApiRequest& request);
+  ApiResponse FinishToolCall(const std::string& call_id, const std::string& action,
+                             const ApiRequest& request);
+  ApiResponse ListToolCalls(const ApiRequest& request);
+  // AwaitDurable for a ledger change; without a journal (memory mode: a store that keeps none,
+  // or CKPT_DURABILITY=memory) a checkpoint is written before the reply instead, so a ledger
+  // record is never held in memory only.
+  Status LedgerDurable(const ContextUpdate& update, nlohmann::json* body);
 
   ApiDeps deps_;
   std::string token_digest_;  // SHA-256 hex of deps_.bearer_token; empty when none

@@ -26,13 +26,20 @@ std::string_view JournalKindName(JournalKind kind) {
       return "context.patch";
     case JournalKind::kToolCall:
       return "tool_call";
+    case JournalKind::kToolCallBegin:
+      return "tool_call.begin";
+    case JournalKind::kToolCallEnd:
+      return "tool_call.end";
+    case JournalKind::kToolCallReconcile:
+      return "tool_call.reconcile";
   }
   return "unknown";
 }
 
 std::optional<JournalKind> ParseJournalKind(std::string_view name) {
   for (JournalKind k :
-       {JournalKind::kContextPut, JournalKind::kContextPatch, JournalKind::kToolCall}) {
+       {JournalKind::kContextPut, JournalKind::kContextPatch, JournalKind::kToolCall,
+        JournalKind::kToolCallBegin, JournalKind::kToolCallEnd, JournalKind::kToolCallReconcile}) {
     if (JournalKindName(k) == name) return k;
   }
   return std::nullopt;

@@ -23,6 +23,11 @@ enum class JournalKind {
   kContextPut,  // "context.put": payload = the whole context {activeTask,contextSummary,workspace}
   kContextPatch,  // "context.patch": payload = an RFC 7386 merge patch of the context's JSON form
   kToolCall,      // "tool_call": payload = one toolCallLog entry, appended (newest 50 kept)
+  // --- the tool-call ledger (ledger/ledger_state.h; docs/tool-call-ledger.md) ---
+  kToolCallBegin,      // "tool_call.begin": payload = the new open call
+  kToolCallEnd,        // "tool_call.end": {callId, endedAt, result}; the call enters toolCallLog
+  kToolCallReconcile,  // "tool_call.reconcile": {callId, outcome, outputSummary, note, at}
+  // --- end of the ledger kinds ---
 };
 
 std::string_view JournalKindName(JournalKind kind);

@@ -69,7 +69,34 @@ Status DecodeInto(const json& context, Checkpoint* cp) {
 
 }  // namespace
 
-Status ApplyJournalEntry(const JournalEntry& e, json* context) {
+namespace {
+
+// The ledger kinds: the ledger changes first (it checks everything before it changes), then a
+// completed call enters toolCallLog as a POST /v1/tool-calls entry would.
+Status ApplyLedgerEntry(const JournalEntry& e, const json& payload, json* context,
+                        LedgerState* ledger, std::optional<LedgerCall>* completed) {
+  if (ledger == nullptr) return DataLossError("no ledger to apply it to");
+  json& summary = (*context)["contextSummary"];
+  if (!summary.is_object()) return DataLossError("the context has no contextSummary");
+  std::optional<LedgerCall> done;
+  Status st = ledger->Apply(JournalKindName(e.kind), payload, &done);
+  if (!st.ok()) return DataLossError(st.message());
+  if (done) {
+    json& log = summary["toolCallLog"];
+    if (!log.is_array()) log = json::array();
+    log.push_back(ToolCallEntryToJsonValue(ToolCallEntryOf(*done)));
+    if (log.size() > limits::kToolCallLogEntries) {
+      log.erase(log.begin(), log.end() - limits::kToolCallLogEntries);
+    }
+  }
+  if (completed != nullptr) *completed = std::move(done);
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ApplyJournalEntry(const JournalEntry& e, json* context, LedgerState* ledger,
+                         std::optional<LedgerCall>* completed) {
   StatusOr<json> parsed = ParseJsonValue(e.payload);
   auto bad = [&](const std::string& why) {
     return DataLossError("journal entry " + std::to_string(e.sequence) + " (" +
@@ -97,6 +124,13 @@ Status ApplyJournalEntry(const JournalEntry& e, json* context) {
         }
         break;
       }
+      case JournalKind::kToolCallBegin:
+      case JournalKind::kToolCallEnd:
+      case JournalKind::kToolCallReconcile:
+        if (Status st = ApplyLedgerEntry(e, payload, context, ledger, completed); !st.ok()) {
+          return bad(st.message());
+        }
+        break;
     }
   } catch (const json::exception& ex) {
     return bad(ex.what());
@@ -111,6 +145,8 @@ JournalFoldReport FoldJournal(const std::vector<JournalEntry>& entries, Checkpoi
   r.last_sequence = at.sequence;
   r.last_sha256 = at.sha256;
   json context = ContextJsonOf(*cp);
+  LedgerState ledger(cp->ledger.value_or(Ledger{}));
+  bool ledger_touched = false;
   size_t i = 0;
   auto stop = [&](int64_t seq, std::string why) {
     r.stopped = true;
@@ -140,10 +176,16 @@ JournalFoldReport FoldJournal(const std::vector<JournalEntry>& entries, Checkpoi
       break;
     }
     // Applied in place: ApplyJournalEntry checks the payload before it changes anything.
-    if (Status a = ApplyJournalEntry(e, &context); !a.ok()) {
+    std::optional<LedgerCall> completed;
+    if (Status a = ApplyJournalEntry(e, &context, &ledger, &completed); !a.ok()) {
       stop(e.sequence, a.message());
       break;
     }
+    if (e.kind == JournalKind::kToolCallBegin || e.kind == JournalKind::kToolCallEnd ||
+        e.kind == JournalKind::kToolCallReconcile) {
+      ledger_touched = true;
+    }
+    if (completed) r.completed_calls.push_back(std::move(*completed));
     at = JournalPosition{e.sequence, e.sha256};
     ++r.applied;
   }
@@ -161,7 +203,11 @@ JournalFoldReport FoldJournal(const std::vector<JournalEntry>& entries, Checkpoi
       r.not_applied += r.applied;
       r.stopped_at = cp->journal ? cp->journal->sequence + 1 : 1;
       r.applied = 0;
+      r.completed_calls.clear();
       at = cp->journal.value_or(JournalPosition{0, kJournalGenesisSha256});
+    } else if (ledger_touched) {
+      cp->ledger = ledger.ledger();
+      cp->schema_version = kSchemaVersion;
     }
   }
   r.last_sequence = at.sequence;

@@ -10,6 +10,7 @@
 
 #include "checkpoint/checkpoint.h"
 #include "journal/journal_entry.h"
+#include "ledger/ledger_state.h"
 
 namespace agentckpt {
 
@@ -21,9 +22,13 @@ nlohmann::json ContextJsonOf(const Checkpoint& cp);
 // whose value is null, which the context form treats as absent.
 nlohmann::json MakeMergePatch(const nlohmann::json& before, const nlohmann::json& after);
 
-// Applies one entry's effect to a context JSON form. kDataLoss if the payload is not JSON or
-// does not fit the kind.
-Status ApplyJournalEntry(const JournalEntry& e, nlohmann::json* context);
+// Applies one entry's effect to a context JSON form and, for the ledger kinds, to `ledger`
+// (an end or a succeeded/failed reconcile also appends the call to toolCallLog; the completed
+// call is copied to *completed when not null). kDataLoss if the payload is not JSON or does not
+// fit the kind, or a ledger kind comes without a ledger; nothing changes then.
+Status ApplyJournalEntry(const JournalEntry& e, nlohmann::json* context,
+                         LedgerState* ledger = nullptr,
+                         std::optional<LedgerCall>* completed = nullptr);
 
 struct JournalFoldReport {
   int applied = 0;            // entries folded in
@@ -33,6 +38,8 @@ struct JournalFoldReport {
   int64_t stopped_at = 0;     // the sequence of the entry that ended it
   std::string stop_reason;    // why
   int not_applied = 0;        // entries present after the stop
+  // Calls the folded entries completed (ended or reconciled), in journal order.
+  std::vector<LedgerCall> completed_calls;
 };
 
 // Folds `entries` (ascending sequence; entries at or below the checkpoint's journal position are
@@ -40,7 +47,8 @@ struct JournalFoldReport {
 // before: the first must follow cp->journal (or the genesis when the checkpoint has none). The
 // fold stops at the first entry that does not verify, does not link, does not belong to
 // cp->agent_id, or does not apply, keeping everything before it; cp->journal is set to the
-// position reached. Never fails.
+// position reached, and cp->ledger to the folded ledger when the checkpoint had one or an entry
+// touched it (schemaVersion 2 then). Never fails.
 JournalFoldReport FoldJournal(const std::vector<JournalEntry>& entries, Checkpoint* cp);
 
 }  // namespace agentckpt

@@ -92,6 +92,11 @@ void Metrics::ObserveRestore(double seconds) {
   restore_seconds_.Observe(seconds);
 }
 
+void Metrics::SetLedgerOutcomeUnknown(int64_t calls) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ledger_outcome_unknown_ = calls;
+}
+
 void Metrics::CountRestoreFailure() {
   std::lock_guard<std::mutex> lock(mu_);
   ++restore_failures_;
@@ -191,6 +196,10 @@ std::string Metrics::Render() const {
   restore_seconds_.Render("agentckpt_restore_duration_seconds", "", &out);
   Header("agentckpt_restore_failures_total", "counter", "Restores that failed.", &out);
   Sample("agentckpt_restore_failures_total", "", static_cast<double>(restore_failures_), &out);
+  Header("agentckpt_ledger_outcome_unknown_calls", "gauge",
+         "Tool calls the last restore found begun and never ended (outcome unknown).", &out);
+  Sample("agentckpt_ledger_outcome_unknown_calls", "", static_cast<double>(ledger_outcome_unknown_),
+         &out);
   Header("agentckpt_nats_connected", "gauge", "1 while connected to NATS, else 0.", &out);
   Sample("agentckpt_nats_connected", "", nats_connected_ ? 1 : 0, &out);
   Header("agentckpt_nats_reconnects_total", "counter", "Reconnections to NATS.", &out);

@@ -50,6 +50,8 @@ class Metrics {
   // A restore finished in `seconds` (its four phases, checkpoint.restored's totalMs), or failed.
   void ObserveRestore(double seconds);
   void CountRestoreFailure();
+  // The tool-call ledger: calls found open (outcome unknown) by the last restore.
+  void SetLedgerOutcomeUnknown(int64_t calls);
   // `count` secrets matching redaction rule `rule` were replaced by markers.
   void CountRedactions(const std::string& rule, uint64_t count);
   // An HTTP request was answered with `code`.
@@ -71,6 +73,7 @@ class Metrics {
   std::map<std::string, uint64_t> redactions_;  // by rule
   Histogram restore_seconds_;
   uint64_t restore_failures_ = 0;
+  int64_t ledger_outcome_unknown_ = 0;
   uint64_t stale_positions_ = 0;
   uint64_t workspace_failures_ = 0;
   uint64_t nats_reconnects_ = 0;

@@ -155,6 +155,11 @@ PromptSection ToolCallSection(const ContextSummary& c) {
 RestorationPrompt BuildRestorationPrompt(const PromptInput& in, const PromptOptions& opts) {
   std::vector<PromptSection> sections;
   sections.push_back(OpeningSection(in));
+  // The ledger's sections are empty when it has nothing to say: left out then.
+  auto add_unless_empty = [&sections](PromptSection s) {
+    if (!s.heading.empty() || !s.items.empty()) sections.push_back(std::move(s));
+  };
+  add_unless_empty(OutcomeUnknownSection(in));
   sections.push_back(WarningsSection(in));
   if (in.checkpoint != nullptr) {
     const ContextSummary& c = in.checkpoint->context_summary;
@@ -163,6 +168,7 @@ RestorationPrompt BuildRestorationPrompt(const PromptInput& in, const PromptOpti
     sections.push_back(GatheredSection(c));
     sections.push_back(DraftSection(c, opts));
     sections.push_back(ToolCallSection(c));
+    add_unless_empty(CompletedWritesSection(in));
     AppendReplaySections(in, opts, &sections);
   }
   AppendWorkspaceSection(in, opts, &sections);

@@ -1,10 +1,12 @@
 // The restoration prompt: what the agent reads after a restart to continue where it stopped.
 //
-// Sections, in this order: opening (checkpoint used, or cold start), warnings (stale checkpoint:
-// re-verify external state; corrupted checkpoints skipped and why; replay unavailable or
-// truncated; workspace stashed; cold start), active task with phase and progress, plan with the
+// Sections, in this order: opening (checkpoint used, or cold start), tool calls whose outcome is
+// unknown (the ledger's open calls: verify and reconcile before any retry), warnings (stale
+// checkpoint: re-verify external state; corrupted checkpoints skipped and why; replay unavailable
+// or truncated; workspace stashed; cold start), active task with phase and progress, plan with the
 // steps done and the next one, gathered results, where the draft stands (its size and its end),
-// recent tool calls (failures first, newest first), what happened since the checkpoint (handled
+// recent tool calls (failures first, newest first), write calls completed since the checkpoint
+// (done), what happened since the checkpoint (handled
 // messages: do not redo; pending messages: will be delivered, with count and subjects; replayed
 // bodies as fenced untrusted data, see untrusted_fence.h), workspace state.
 //
@@ -40,6 +42,8 @@ struct PromptInput {
   std::vector<SkippedCheckpoint> skipped;  // corrupted newer checkpoints passed over
   // The journal folded in after the checkpoint (count, sequence, where it stopped); "" if none.
   std::string journal_note;
+  // Write calls the journal after the checkpoint completed (docs/tool-call-ledger.md).
+  std::vector<LedgerCall> completed_writes;
 
   bool replay_configured = false;        // false: no JetStream consumer for this agent
   const ReplayResult* replay = nullptr;  // borrowed; null if the replay did not run or failed

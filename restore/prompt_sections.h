@@ -39,6 +39,11 @@ std::string Utf8TailChars(std::string_view s, size_t n);
 
 // Warnings: stale, fallback, replay unavailable or truncated, workspace stashed, cold start.
 PromptSection WarningsSection(const PromptInput& in);
+// The tool-call ledger (restore/ledger_sections.cc): open calls of the checkpoint's ledger as
+// outcome unknown (never cut; empty without any), and write calls completed since the
+// checkpoint (cut like the tool calls).
+PromptSection OutcomeUnknownSection(const PromptInput& in);
+PromptSection CompletedWritesSection(const PromptInput& in);
 // "Since the checkpoint": counts (never cut), then handled and pending bodies (cut first).
 void AppendReplaySections(const PromptInput& in, const PromptOptions& opts,
                           std::vector<PromptSection>* out);

@@ -46,6 +46,8 @@ nlohmann::json RestoredEventPayload(const RestoreResult& r) {
   if (!r.workspace_error.empty()) j["workspaceError"] = r.workspace_error;
   if (!r.status_error.empty()) j["statusError"] = r.status_error;
   if (!r.journal.empty()) j["journal"] = r.journal;
+  j["outcomeUnknownCalls"] = r.outcome_unknown_calls;
+  j["completedWritesSinceCheckpoint"] = r.completed_writes_since_checkpoint;
   j["promptTokens"] = r.prompt_tokens;
   j["promptCut"] = r.prompt_cut;
   j["loadMs"] = Ms(r.timings.load_ms);

@@ -158,6 +158,10 @@ Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preload
     }
     if (!journal.error.empty()) r.journal["error"] = journal.error;
   }
+  if (cp && cp->ledger) r.outcome_unknown_calls = static_cast<int64_t>(cp->ledger->open.size());
+  for (const LedgerCall& c : journal.fold.completed_calls) {
+    if (c.effect == ToolEffect::kWrite) ++r.completed_writes_since_checkpoint;
+  }
   r.timings.load_ms = preload_ms + run->clock.Lap();
   return OkStatus();
 }
@@ -239,6 +243,9 @@ void Restorer::PromptPhase(const std::string& agent_id, RunState* run) {
   in.stale_after_ms = options_.stale_after_ms;
   in.skipped = r.skipped;
   in.journal_note = DescribeJournalLoad(run->journal);
+  for (const LedgerCall& c : run->journal.fold.completed_calls) {
+    if (c.effect == ToolEffect::kWrite) in.completed_writes.push_back(c);
+  }
   if (options_.redact) in.journal_note = options_.redact(in.journal_note);
   in.replay_configured = replay_ != nullptr;
   in.replay = replay ? &*replay : nullptr;

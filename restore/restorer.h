@@ -82,6 +82,10 @@ struct RestoreResult {
   // The journal folded into the checkpoint's context (docs/journal.md): applied entries, the
   // sequence reached, where and why the fold stopped. Empty object when the store keeps none.
   nlohmann::json journal = nlohmann::json::object();
+  // The tool-call ledger (docs/tool-call-ledger.md): calls open at the crash (now
+  // outcome_unknown) and write calls the journal after the checkpoint completed.
+  int64_t outcome_unknown_calls = 0;
+  int64_t completed_writes_since_checkpoint = 0;
 };
 
 // Where the Restorer announces status and results (NATS in the sidecar). Implementations must

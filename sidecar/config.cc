@@ -178,6 +178,10 @@ const std::vector<SettingSpec>& SettingSpecs() {
        "journal entries after the newest checkpoint that force a checkpoint (1-1000000)"},
       {"journal-max-bytes", "CKPT_JOURNAL_MAX_BYTES", "4194304",
        "journal bytes after the newest checkpoint that force a checkpoint (4096-1073741824)"},
+      {"ledger-keep", "CKPT_LEDGER_KEEP", "1000",
+       "completed tool-call keys the ledger keeps for deduplication (1-1000000)"},
+      {"ledger-keep-age-s", "CKPT_LEDGER_KEEP_AGE_S", "86400",
+       "seconds a completed tool-call key is kept for deduplication (60-31536000)"},
       {"log-level", "CKPT_LOG_LEVEL", "info", "debug, info, warn or error"},
   };
   return specs;
@@ -280,6 +284,8 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   RETURN_IF_ERROR(r.Int("async-flush-ms", 1, 10000, &c.async_flush_ms));
   RETURN_IF_ERROR(r.Int("journal-max-entries", 1, 1000000, &c.journal_max_entries));
   RETURN_IF_ERROR(r.Int("journal-max-bytes", 4096, int64_t{1} << 30, &c.journal_max_bytes));
+  RETURN_IF_ERROR(r.Int("ledger-keep", 1, 1000000, &c.ledger_keep));
+  RETURN_IF_ERROR(r.Int("ledger-keep-age-s", 60, 31536000, &c.ledger_keep_age_s));
   RETURN_IF_ERROR(r.Int32("ttl-sweep-s", 60, 86400, &c.ttl_sweep_s));
   RETURN_IF_ERROR(r.Int32("shutdown-budget-s", 3, 3600, &c.shutdown_budget_s));
   RETURN_IF_ERROR(r.String("js-stream", &c.js_stream));

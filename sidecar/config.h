@@ -60,6 +60,8 @@ struct SidecarConfig {
   int64_t async_flush_ms = 20;      // CKPT_ASYNC_FLUSH_MS: async mode's flush bound
   int64_t journal_max_entries = 1000;   // CKPT_JOURNAL_MAX_ENTRIES: tail forcing a checkpoint
   int64_t journal_max_bytes = 4 << 20;  // CKPT_JOURNAL_MAX_BYTES: likewise, in bytes
+  int64_t ledger_keep = 1000;           // CKPT_LEDGER_KEEP: completed tool-call keys kept
+  int64_t ledger_keep_age_s = 86400;    // CKPT_LEDGER_KEEP_AGE_S: and for how long
   std::string log_level = "info";
 };
 

@@ -48,7 +48,10 @@ StatusOr<nlohmann::json> RestoreService::RunWith(PreloadedLatest* preloaded,
     if (metrics_ != nullptr) metrics_->CountRestoreFailure();
     return result.status();
   }
-  if (metrics_ != nullptr) metrics_->ObserveRestore(result->timings.total_ms / 1000.0);
+  if (metrics_ != nullptr) {
+    metrics_->ObserveRestore(result->timings.total_ms / 1000.0);
+    metrics_->SetLedgerOutcomeUnknown(result->outcome_unknown_calls);
+  }
   nlohmann::json j = RestoredEventPayload(*result);
   // The metadata as published on checkpoint.restored (e.g. a skipped checkpoint's reason); the
   // prompt is redacted as it is built (RestoreOptions::redact).

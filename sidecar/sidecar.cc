@@ -95,6 +95,8 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   }
   SetLogRedactor(s->redactor_.get());
   s->context_.set_redactor(s->redactor_.get());
+  s->context_.set_ledger_limits(
+      LedgerLimits{config.ledger_keep, config.ledger_keep_age_s * int64_t{1000}});
   auto store = OpenStore(config.store_url);
   if (!store.ok()) {
     if (store.status().code() == StatusCode::kInvalidArgument) {
@@ -217,6 +219,7 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   LeaseKeeper* keeper = s->lease_.get();
   deps.lease_info = [keeper] { return keeper->Describe(); };
   deps.retry_after_s = std::max(1, config.lease_ttl_s / 3);
+  deps.env = env;
   s->restore_ = std::make_unique<RestoreService>(env, s->store_.get(), s->nats_.get(), config,
                                                  s->redactor_.get());
   s->restore_->set_metrics(&s->metrics_);

@@ -7,12 +7,16 @@
 //   3. 8 concurrent clients sending PATCHes in sync mode: durable updates per second (each
 //      client kind in turn).
 //   4. Restore (Restorer, no replay) with a 1,000-entry journal tail: totalMs.
+//   5. The tool-call ledger (docs/tool-call-ledger.md), same sidecar as 1: POST
+//      /v1/tool-calls/begin and /end round trips (durable), and a begin that finds a completed
+//      key (a replay: checked to write nothing to the store).
 // Usage: journal_bench [calls] [dir]   (dir: where the store files go; default a temp dir)
 #include <cpprest/http_client.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -35,14 +39,13 @@
 
 namespace {
 
-using agentckpt::bench::Latencies;
 using agentckpt::bench::DraftText;
+using agentckpt::bench::Latencies;
 using agentckpt::bench::MakeJournalTail;
 using agentckpt::bench::MicrosSince;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 namespace http = web::http;
-
 
 // One request; the reply's JSON (null on failure, reported).
 json Call(http::client::http_client& c, const http::method& m, const std::string& path,
@@ -78,7 +81,8 @@ json Call(agentckpt::bench::KeepAliveClient& c, const std::string& m, const std:
 }
 
 std::string PatchBody(int i) {
-  return json{{"contextSummary", {{"completedSteps", i}, {"draftContent", DraftText(i, 1000)}}}}.dump();
+  return json{{"contextSummary", {{"completedSteps", i}, {"draftContent", DraftText(i, 1000)}}}}
+      .dump();
 }
 
 std::string ToolCallBody(int i) {
@@ -196,6 +200,57 @@ int main(int argc, char** argv) {
     tool[kind].Print(std::string("POST /v1/tool-calls, ") + kClientNames[kind]);
   }
 
+  // 5. The ledger: begin and end, then begins that replay completed keys.
+  Latencies begin, end, replay;
+  int64_t last_sequence = 0;
+  for (int i = 0; i < calls + 50; ++i) {
+    const std::string key = "bench-key-" + std::to_string(i);
+    auto start = Clock::now();
+    json b = call(0, "POST", "/v1/tool-calls/begin",
+                  json{{"toolName", "refund"},
+                       {"effect", "write"},
+                       {"idempotencyKey", key},
+                       {"inputSummary", DraftText(i, 150)}}
+                      .dump());
+    double us = MicrosSince(start);
+    if (!Durable(b)) return 1;
+    if (i >= 50) begin.Add(us);
+    start = Clock::now();
+    json e = call(
+        0, "POST", "/v1/tool-calls/" + b["callId"].get<std::string>() + "/end",
+        json{{"success", true}, {"outputSummary", DraftText(i, 400)}, {"durationMs", 12}}.dump());
+    us = MicrosSince(start);
+    if (!Durable(e)) return 1;
+    if (i >= 50) end.Add(us);
+    last_sequence = e["journalSequence"].get<int64_t>();
+  }
+  for (int i = 0; i < calls + 50; ++i) {
+    // Keys among the newest 500 (CKPT_LEDGER_KEEP keeps 1,000).
+    const int kept = std::min(calls + 50, 500);
+    const std::string key = "bench-key-" + std::to_string(calls + 49 - i % kept);
+    auto start = Clock::now();
+    json b =
+        call(0, "POST", "/v1/tool-calls/begin",
+             json{{"toolName", "refund"}, {"effect", "write"}, {"idempotencyKey", key}}.dump());
+    double us = MicrosSince(start);
+    if (!b.is_object() || !b.value("replayed", false)) return 1;
+    if (i >= 50) replay.Add(us);
+  }
+  json after = call(0, "PATCH", "/v1/context", PatchBody(calls + 100));
+  if (!Durable(after) || after["journalSequence"].get<int64_t>() != last_sequence + 1) {
+    std::fprintf(stderr, "a replayed begin wrote to the journal (sequence %s after %lld)\n",
+                 after.dump().c_str(), static_cast<long long>(last_sequence));
+    return 1;
+  }
+  std::printf(
+      "\n[5] tool-call ledger, durable round trip, sync, SQLite, Boost.Beast sync client, "
+      "localhost "
+      "(CKPT_LEDGER_KEEP 1000)\n");
+  begin.Print("POST /v1/tool-calls/begin (new key)");
+  end.Print("POST /v1/tool-calls/{id}/end");
+  replay.Print("begin of a completed key (replay)");
+  std::printf("%-40s %d replays, 0 journal entries written\n", "replay store writes", calls + 50);
+
   // 3. Eight concurrent clients (same sidecar), each client kind in turn.
   constexpr int kClients = 8;
   const int per_client = calls / 2;
@@ -232,7 +287,8 @@ int main(int argc, char** argv) {
     auto store = SqliteStore::Open(dir + "/append.db");
     if (!store.ok()) return 1;
     std::string prev = kJournalGenesisSha256;
-    const std::string payload = json{{"contextSummary", {{"draftContent", DraftText(0, 1000)}}}}.dump();
+    const std::string payload =
+        json{{"contextSummary", {{"draftContent", DraftText(0, 1000)}}}}.dump();
     for (int i = 1; i <= calls + 20; ++i) {
       std::vector<JournalEntry> one = {Entry("bench-append", i, &prev, payload)};
       auto start = Clock::now();

@@ -45,8 +45,10 @@ TEST(CanonicalTest, HashIsStableAcrossKeyOrderAndSpacing) {
 }
 
 // The test vector quoted in docs/checkpoint-format.md; a change here is a format change.
+// The documentation's test vector: a version 1 document (no ledger).
 Checkpoint VectorCheckpoint() {
   Checkpoint cp;
+  cp.schema_version = kLedgerlessSchemaVersion;
   cp.checkpoint_id = "7d9fd57a-0000-4000-8000-000000000003";
   cp.agent_id = "agent-vector";
   cp.timestamp_ms = 1793760303000;  // 2026-11-04T02:45:03.000Z

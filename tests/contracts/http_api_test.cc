@@ -120,7 +120,65 @@ TEST_F(HttpContractTest, EveryOperationAnswersAsDocumented) {
                  R"("outputSummary":"","durationMs":1})")
                 .status,
             400);
-  NotAllowed("/v1/tool-calls", {"GET", "PUT", "PATCH", "DELETE"});
+  NotAllowed("/v1/tool-calls", {"PUT", "PATCH", "DELETE"});
+
+  // The tool-call ledger.
+  const std::string args = std::string(64, 'a');
+  HttpExchange begun = Call("begin", "POST", "/v1/tool-calls/begin",
+                            R"({"toolName":"refund","effect":"write","argsSha256":")" + args +
+                                R"(","inputSummary":"order 42"})");
+  ASSERT_EQ(begun.status, 201) << begun.response;
+  const std::string call_id = json::parse(begun.response)["callId"];
+  EXPECT_EQ(Call("begin again (open)", "POST", "/v1/tool-calls/begin",
+                 R"({"toolName":"refund","effect":"write","argsSha256":")" + args + R"("})")
+                .status,
+            409);
+  EXPECT_EQ(Call("begin without key or args", "POST", "/v1/tool-calls/begin",
+                 R"({"toolName":"refund","effect":"write"})")
+                .status,
+            400);
+  EXPECT_EQ(Call("begin bad effect", "POST", "/v1/tool-calls/begin",
+                 R"({"toolName":"refund","effect":"risky","idempotencyKey":"k"})")
+                .status,
+            400);
+  EXPECT_EQ(Call("list started", "GET", "/v1/tool-calls?state=started").status, 200);
+  EXPECT_EQ(Call("list bad state", "GET", "/v1/tool-calls?state=maybe").status, 400);
+  EXPECT_EQ(
+      Call("end", "POST", "/v1/tool-calls/" + call_id + "/end",
+           R"({"success":true,"outputSummary":"refunded","durationMs":30,"externalId":"re_1"})")
+          .status,
+      200);
+  EXPECT_EQ(
+      Call("end twice", "POST", "/v1/tool-calls/" + call_id + "/end", R"({"success":true})").status,
+      409);
+  EXPECT_EQ(Call("end unknown", "POST", "/v1/tool-calls/nope/end", R"({"success":true})").status,
+            404);
+  EXPECT_EQ(Call("end without success", "POST", "/v1/tool-calls/" + call_id + "/end", "{}").status,
+            400);
+  EXPECT_EQ(Call("begin replayed", "POST", "/v1/tool-calls/begin",
+                 R"({"toolName":"refund","effect":"write","argsSha256":")" + args + R"("})")
+                .status,
+            200);
+  HttpExchange second = Call("begin keyed", "POST", "/v1/tool-calls/begin",
+                             R"({"toolName":"mail","effect":"write","idempotencyKey":"m-1"})");
+  ASSERT_EQ(second.status, 201) << second.response;
+  const std::string second_id = json::parse(second.response)["callId"];
+  EXPECT_EQ(Call("reconcile bad outcome", "POST", "/v1/tool-calls/" + second_id + "/reconcile",
+                 R"({"outcome":"maybe"})")
+                .status,
+            400);
+  EXPECT_EQ(Call("reconcile not executed", "POST", "/v1/tool-calls/" + second_id + "/reconcile",
+                 R"({"outcome":"not_executed","note":"never sent"})")
+                .status,
+            200);
+  EXPECT_EQ(
+      Call("reconcile unknown", "POST", "/v1/tool-calls/nope/reconcile", R"({"outcome":"failed"})")
+          .status,
+      404);
+  EXPECT_EQ(Call("list", "GET", "/v1/tool-calls").status, 200);
+  NotAllowed("/v1/tool-calls/begin", {"GET", "PUT", "PATCH", "DELETE"});
+  NotAllowed("/v1/tool-calls/" + call_id + "/end", {"GET", "PUT", "PATCH", "DELETE"});
+  NotAllowed("/v1/tool-calls/" + call_id + "/reconcile", {"GET", "PUT", "PATCH", "DELETE"});
 
   // Checkpoints.
   HttpExchange created = Call("create (empty body)", "POST", "/v1/checkpoints");

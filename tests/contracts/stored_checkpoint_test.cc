@@ -95,11 +95,12 @@ TEST(StoredCheckpointContractTest, EncryptedVersion2DocumentsMatchTheSchemas) {
     HttpReply post = HttpCall(port, "POST", "/v1/checkpoints", R"({"trigger":"manual"})");
     ASSERT_EQ(post.status, 201) << post.body;
     served_id = json::parse(post.body)["checkpointId"].get<std::string>();
-    // What the API serves: the decrypted version 1 document.
+    // What the API serves: the decrypted plaintext (version 2, with the ledger).
     HttpReply served = HttpCall(port, "GET", "/v1/checkpoints/" + served_id);
     ASSERT_EQ(served.status, 200) << served.body;
     json v1 = json::parse(served.body);
-    EXPECT_EQ(v1["schemaVersion"], 1);
+    EXPECT_EQ(v1["schemaVersion"], 2);  // plaintext with the ledger
+    EXPECT_TRUE(v1.contains("ledger"));
     manifest.push_back(Entry("served (decrypted) document", "stored-checkpoint", v1, true));
     manifest.push_back(Entry("served (decrypted) document", "checkpoint", v1, true));
     ASSERT_EQ(sidecar.Signal(SIGTERM), 0) << sidecar.Stderr();

@@ -176,16 +176,17 @@ TEST_F(SummaryCipherTest, RefusesToEncryptTwiceOrUnsealed) {
 TEST_F(SummaryCipherTest, DecoderRejectsMixedOrMalformedEnvelopes) {
   SealedCheckpoint stored = Encrypt(SealedWithMarker("agent-c", 3));
   nlohmann::json j = CheckpointToJsonValue(stored.doc, false);
-  // Version 1 with an envelope, version 2 with a plaintext summary.
+  // Version 1 with an envelope; version 2 with both the envelope and a plaintext summary (a
+  // plaintext version 2 document, with the ledger, carries contextSummary alone).
   nlohmann::json v1 = j;
   v1["schemaVersion"] = 1;
   EXPECT_EQ(CheckpointFromJson(v1.dump()).status().code(), StatusCode::kInvalidArgument);
-  nlohmann::json v2 = CheckpointToJsonValue(SealedWithMarker("agent-c", 3).doc, false);
-  v2["schemaVersion"] = 2;
-  auto mixed = CheckpointFromJson(v2.dump());
+  nlohmann::json both = j;
+  both["contextSummary"] =
+      CheckpointToJsonValue(SealedWithMarker("agent-c", 3).doc, false)["contextSummary"];
+  auto mixed = CheckpointFromJson(both.dump());
   ASSERT_FALSE(mixed.ok());
-  EXPECT_EQ(mixed.status().message().rfind("encryptedContextSummary", 0), 0u)
-      << mixed.status().message();
+  EXPECT_EQ(mixed.status().message().rfind("contextSummary", 0), 0u) << mixed.status().message();
   // Unknown member and bad key id inside the envelope.
   nlohmann::json extra = j;
   extra["encryptedContextSummary"]["hint"] = "x";
