@@ -106,6 +106,12 @@ struct Checkpoint {
   std::optional<Workspace> workspace;         // null when no workspace is configured
   // Absent in checkpoints written without a journal (before it existed, or memory durability).
   std::optional<JournalPosition> journal;
+  // --- approval gates (docs/gates.md) ---
+  // The agent's gates as the compact JSON array gate/gate_record.h writes (keys sorted), or ""
+  // when the agent has none; absent from the document then, so documents without gates keep
+  // their bytes and hash. checkpoint/ checks only that it is a JSON array of objects.
+  std::string gates;
+  // --- end approval gates ---
   TriggerReason trigger_reason = TriggerReason::kPeriodic;
   int64_t size_bytes = 0;
   int ttl_days = 7;

@@ -155,8 +155,9 @@ StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
   simdjson::dom::element member;
   if (r.Member("expireAt", /*optional=*/true, &member)) r.Timestamp("expireAt", &cp.expire_at_ms);
   if (r.Member("contentSha256", /*optional=*/true, &member)) r.String("contentSha256", &cp.content_sha256);
-  simdjson::dom::element task, summary, nats, ws, journal;
+  simdjson::dom::element task, summary, nats, ws, journal, gates;
   const bool has_journal = r.Member("journal", /*optional=*/true, &journal);
+  const bool has_gates = r.Member("gates", /*optional=*/true, &gates);
   r.Member("activeTask", false, &task);
   // Version 2 stores the summary encrypted, under its own name (docs/encryption.md).
   const bool encrypted = version == kEncryptedSchemaVersion;
@@ -197,6 +198,14 @@ StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
     jr.RejectUnknown();
     if (!jr.ok()) return jr.status();
     cp.journal = std::move(pos);
+  }
+  if (has_gates) {
+    // Kept as canonical text: re-dumped by nlohmann (sorted keys), as the writer produced it.
+    json parsed = json::parse(simdjson::minify(gates), nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.is_array()) {
+      return InvalidArgumentError("gates: expected an array");
+    }
+    if (!parsed.empty()) cp.gates = parsed.dump(-1, ' ', false, json::error_handler_t::replace);
   }
   return cp;
 }
@@ -322,6 +331,9 @@ json CheckpointToJsonValue(const Checkpoint& cp, bool include_hash) {
   if (include_hash && !cp.content_sha256.empty()) j["contentSha256"] = cp.content_sha256;
   if (cp.journal) {
     j["journal"] = {{"sequence", cp.journal->sequence}, {"sha256", cp.journal->sha256}};
+  }
+  if (!cp.gates.empty()) {
+    j["gates"] = json::parse(cp.gates, nullptr, /*allow_exceptions=*/false);
   }
   if (cp.encrypted_context_summary) {
     j.erase("contextSummary");

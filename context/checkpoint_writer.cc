@@ -123,6 +123,9 @@ StatusOr<Checkpoint> CheckpointWriter::Build(TriggerReason trigger, const Contex
   cp.context_summary = snap.summary;
   cp.workspace = snap.workspace;
   if (!snap.journal.sha256.empty()) cp.journal = snap.journal;
+  if (!snap.gates.empty()) {
+    cp.gates = GatesToJson(snap.gates).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
   cp.trigger_reason = trigger;
   cp.ttl_days = options_.ttl_days;
   if (pos.has_value()) {

@@ -71,6 +71,7 @@ Status ShuttingDown() { return UnavailableError("the sidecar is shutting down");
 void ContextState::Freeze() {
   std::lock_guard<std::mutex> lock(mu_);
   frozen_ = true;
+  gate_cv_.notify_all();  // gate waiters return at once
 }
 
 StatusOr<ContextUpdate> ContextState::Commit(Content next, JournalKind kind,
@@ -154,6 +155,14 @@ void ContextState::Seed(const Checkpoint& cp) {
   content_.summary = cp.context_summary;
   content_.workspace = cp.workspace;
   if (cp.journal) journal_position_ = *cp.journal;
+  gates_.clear();
+  if (!cp.gates.empty()) {
+    // The checkpoint was verified (sealed and validated) before it got here; a gates array that
+    // still does not parse is left out rather than guessed.
+    auto parsed = GatesFromJson(json::parse(cp.gates, nullptr, /*allow_exceptions=*/false));
+    if (parsed.ok()) gates_ = std::move(parsed).value();
+  }
+  gate_cv_.notify_all();
 }
 
 ContextSnapshot ContextState::Snapshot() const {
@@ -164,6 +173,7 @@ ContextSnapshot ContextState::Snapshot() const {
   s.workspace = content_.workspace;
   s.revision = revision_;
   s.journal = journal_position_;
+  s.gates = gates_;
   return s;
 }
 

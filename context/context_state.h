@@ -7,14 +7,19 @@
 // All methods are thread-safe.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "checkpoint/checkpoint.h"
 #include "common/status.h"
+#include "gate/gate_rules.h"
 #include "journal/journal_entry.h"
 #include "redact/redactor.h"
 
@@ -24,15 +29,24 @@ struct ContextSnapshot {
   std::optional<ActiveTask> active_task;
   ContextSummary summary;
   std::optional<Workspace> workspace;
-  uint64_t revision = 0;  // 0 until the first change; +1 for each change of content
+  uint64_t revision = 0;    // 0 until the first change; +1 for each change of content
   JournalPosition journal;  // the last journal entry this context includes
+  std::vector<Gate> gates;  // the approval gates (docs/gates.md)
 };
 
 struct ContextUpdate {
   uint64_t revision = 0;
-  bool changed = false;        // the content differs from before the request
-  bool phase_changed = false;  // a task is active and its (taskId, phase) differs from before
+  bool changed = false;          // the content differs from before the request
+  bool phase_changed = false;    // a task is active and its (taskId, phase) differs from before
   int64_t journal_sequence = 0;  // the journal position after the request (0: no journal)
+};
+
+// The result of a gate operation: the gate afterwards, whether it changed, and the journal
+// position to await before the reply (0: no journal).
+struct GateUpdate {
+  Gate gate;
+  bool changed = false;
+  int64_t journal_sequence = 0;
 };
 
 // Records a request's effect in the journal (sidecar/journal_writer.h): called under the
@@ -81,6 +95,34 @@ class ContextState {
   // kUnavailable, so a final checkpoint taken after Freeze holds every accepted change.
   void Freeze();
 
+  // --- approval gates (context_gates.cc; rules in gate/gate_rules.h) ---
+  // Each change is journaled (gate.request / gate.resolve / gate.consume, the gate's whole
+  // record) before it is applied, counts as a change of the context (revision + 1) and wakes
+  // WaitGate. Errors: the rules' (kInvalidArgument, kAlreadyExists, kFailedPrecondition,
+  // kResourceExhausted), kNotFound for an unknown gateId, the journal's (standby, lease lost),
+  // kUnavailable after Freeze().
+
+  // POST /v1/gates. `generated_id` is used when the request names no gateId.
+  StatusOr<GateUpdate> RequestGate(const GateRequestInput& in, int64_t now_ms,
+                                   int64_t default_ttl_s, const std::string& generated_id);
+  // Resolves a gate; one whose expiresAt has passed is expired first (so the resolution meets
+  // the expired decision: a conflict unless it rejects).
+  StatusOr<GateUpdate> ResolveGate(const GateResolution& r, int64_t now_ms);
+  // POST /v1/gates/{id}/consume (expires the gate first when due).
+  StatusOr<GateUpdate> ConsumeGate(const std::string& gate_id, int64_t now_ms);
+  // Expires every pending gate whose expiresAt is at or before `now_ms`: the expired records
+  // (each journaled) and the journal position to await.
+  StatusOr<std::vector<GateUpdate>> ExpireDueGates(int64_t now_ms);
+  // The gate `gate_id`; kNotFound when there is none.
+  StatusOr<Gate> GetGate(const std::string& gate_id) const;
+  // Blocks until gate `gate_id` is no longer pending, `deadline` passes or its expiresAt (as
+  // `expiry_deadline` maps it) is reached; returns the gate as it then is. kNotFound.
+  StatusOr<Gate> WaitGate(const std::string& gate_id,
+                          std::chrono::steady_clock::time_point deadline) const;
+  // Every gate, oldest first.
+  std::vector<Gate> Gates() const;
+  // --- end approval gates ---
+
   // A copy of the current context.
   ContextSnapshot Snapshot() const;
 
@@ -109,6 +151,12 @@ class ContextState {
   bool frozen_ = false;
   JournalHook journal_;
   JournalPosition journal_position_;
+  // Requires mu_: journals `g` under `kind`, then puts it in gates_ and wakes the waiters.
+  StatusOr<GateUpdate> CommitGate(JournalKind kind, Gate g);
+  // Requires mu_: the gate named `gate_id`, or null.
+  const Gate* FindGateLocked(const std::string& gate_id) const;
+  std::vector<Gate> gates_;
+  mutable std::condition_variable gate_cv_;
 };
 
 }  // namespace agentckpt

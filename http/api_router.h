@@ -18,6 +18,7 @@
 #include "context/checkpoint_writer.h"
 #include "context/context_state.h"
 #include "context/journal_writer.h"
+#include "http/gate_api.h"
 #include "observability/metrics.h"
 #include "store/checkpoint_store.h"
 
@@ -71,6 +72,8 @@ struct ApiDeps {
   // The writer lease as LeaseKeeper::Describe shows it, for 503 STANDBY replies (may be empty).
   std::function<nlohmann::json()> lease_info;
   int retry_after_s = 1;  // Retry-After of a 503 STANDBY reply
+  // The approval gates (/v1/gates...; docs/gates.md); null: those paths answer 404.
+  GateApi* gates = nullptr;
 };
 
 class ApiRouter {

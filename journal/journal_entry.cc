@@ -25,13 +25,20 @@ std::string_view JournalKindName(JournalKind kind) {
       return "context.patch";
     case JournalKind::kToolCall:
       return "tool_call";
+    case JournalKind::kGateRequest:
+      return "gate.request";
+    case JournalKind::kGateResolve:
+      return "gate.resolve";
+    case JournalKind::kGateConsume:
+      return "gate.consume";
   }
   return "unknown";
 }
 
 std::optional<JournalKind> ParseJournalKind(std::string_view name) {
-  for (JournalKind k :
-       {JournalKind::kContextPut, JournalKind::kContextPatch, JournalKind::kToolCall}) {
+  for (JournalKind k : {JournalKind::kContextPut, JournalKind::kContextPatch,
+                        JournalKind::kToolCall, JournalKind::kGateRequest,
+                        JournalKind::kGateResolve, JournalKind::kGateConsume}) {
     if (JournalKindName(k) == name) return k;
   }
   return std::nullopt;

@@ -23,6 +23,12 @@ enum class JournalKind {
   kContextPut,  // "context.put": payload = the whole context {activeTask,contextSummary,workspace}
   kContextPatch,  // "context.patch": payload = an RFC 7386 merge patch of the context's JSON form
   kToolCall,      // "tool_call": payload = one toolCallLog entry, appended (newest 50 kept)
+  // --- approval gates (docs/gates.md): payload = the gate's whole record after the change
+  // (gate/gate_record.h), put in place of the record with the same gateId ---
+  kGateRequest,  // "gate.request": a new gate, pending
+  kGateResolve,  // "gate.resolve": a gate decided (approved, rejected or expired)
+  kGateConsume,  // "gate.consume": a decision marked consumed by the agent
+  // --- end approval gates ---
 };
 
 std::string_view JournalKindName(JournalKind kind);
