@@ -47,7 +47,7 @@ GateReply GateApi::ErrorReply(const Status& status) {
       if (msg.rfind("pending", 0) == 0) return Err(409, "NOT_DECIDED", msg);
       return Err(409, "ARGS_MISMATCH", msg, field);
     case StatusCode::kResourceExhausted:
-      return Err(429, "TOO_MANY_GATES", msg, field);
+      return Err(409, "TOO_MANY_GATES", msg, field);
     case StatusCode::kUnavailable:
       return Err(503, msg.rfind("standby", 0) == 0 ? "STANDBY" : "UNAVAILABLE", msg);
     default:

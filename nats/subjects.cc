@@ -34,7 +34,6 @@ std::string GateRequested(const std::string& agent_id) {
 }
 std::string GateResolved(const std::string& agent_id) { return GatePrefix(agent_id) + "resolved"; }
 std::string GateConsumed(const std::string& agent_id) { return GatePrefix(agent_id) + "consumed"; }
-std::string GateInbox(const std::string& agent_id) { return GatePrefix(agent_id) + "inbox"; }
 std::string InboxAll(const std::string& agent_id) { return AgentPrefix(agent_id) + "inbox.>"; }
 
 }  // namespace agentckpt::subjects

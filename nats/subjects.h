@@ -53,10 +53,6 @@ std::string GateRequested(const std::string& agent_id);
 std::string GateResolved(const std::string& agent_id);
 // "agent.<agent_id>.gate.consumed": event, the agent marked a decision consumed.
 std::string GateConsumed(const std::string& agent_id);
-// "agent.<agent_id>.gate.inbox": the JetStream subject for resolutions sent while the sidecar is
-// down; `agentckpt setup-stream --gates` provisions a stream on it and the sidecar reads it at
-// start through a durable consumer (docs/gates.md "No decision lost").
-std::string GateInbox(const std::string& agent_id);
 // --- end approval gates ---
 
 // "agent.<agent_id>.inbox.>": the agent's inbox, the default subjects of the JetStream stream
