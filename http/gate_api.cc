@@ -55,6 +55,13 @@ GateReply GateApi::ErrorReply(const Status& status) {
   }
 }
 
+std::optional<GateReply> GateApi::Refused() const {
+  if (!deps_.may_write) return std::nullopt;
+  Status s = deps_.may_write();
+  if (s.ok()) return std::nullopt;
+  return ErrorReply(s);
+}
+
 std::optional<GateReply> GateApi::Finish(const StatusOr<GateUpdate>& u, const std::string& event) {
   if (!u.ok()) return ErrorReply(u.status());
   if (u->changed && deps_.journal != nullptr) {
@@ -70,6 +77,7 @@ GateReply GateApi::Request(const std::string& body) {
   if (!parsed.ok()) return ErrorReply(parsed.status());
   auto in = ParseGateRequest(*parsed);
   if (!in.ok()) return ErrorReply(in.status());
+  if (auto refused = Refused()) return *refused;
   std::string generated;
   if (in->gate_id.empty()) {
     auto id = NewUuidV4(deps_.env);
@@ -92,6 +100,7 @@ GateReply GateApi::Resolve(const std::string& body, const std::string& path_gate
   if (!parsed.ok()) return ErrorReply(parsed.status());
   auto r = ParseGateResolution(*parsed, path_gate_id);
   if (!r.ok()) return ErrorReply(r.status());
+  if (auto refused = Refused()) return *refused;
   ExpireDue();  // an expiry is announced like any other decision
   auto u = deps_.context->ResolveGate(*r, deps_.env->NowUnixMillis());
   if (!u.ok() && u.status().code() == StatusCode::kAlreadyExists) {
@@ -105,6 +114,7 @@ GateReply GateApi::Resolve(const std::string& body, const std::string& path_gate
 }
 
 GateReply GateApi::Consume(const std::string& gate_id) {
+  if (auto refused = Refused()) return *refused;
   ExpireDue();
   auto u = deps_.context->ConsumeGate(gate_id, deps_.env->NowUnixMillis());
   if (auto error = Finish(u, "consumed")) return *error;
@@ -127,13 +137,20 @@ GateReply GateApi::Get(const std::string& gate_id,
   ExpireDue();
   auto gate = deps_.context->GetGate(gate_id);
   if (!gate.ok()) return ErrorReply(gate.status());
-  if (wait_s > 0 && !gate->decision) {
-    // Wakes at the decision, at the end of the wait, or at the gate's expiry (then expired).
+  // Waits for the decision, the end of the wait or the gate's expiry (then expired durably).
+  // The wait is on the steady clock and the expiry on the wall clock, so a wake-up a little
+  // before expiresAt waits again; bounded by the end of the wait.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+  while (wait_s > 0 && !gate->decision && std::chrono::steady_clock::now() < end) {
     int64_t until_expiry_ms = gate->expires_at_ms - deps_.env->NowUnixMillis();
-    int64_t wait_ms = std::max<int64_t>(0, std::min(wait_s * 1000, until_expiry_ms));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    // Due but not expired (the journal refused): look again later, not in a busy loop.
+    int64_t wait_ms = until_expiry_ms > 0 ? until_expiry_ms : 200;
+    auto deadline =
+        std::min(end, std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms));
     gate = deps_.context->WaitGate(gate_id, deadline);
     if (!gate.ok()) return ErrorReply(gate.status());
+    // Woken early without a decision: the sidecar is shutting down.
+    if (!gate->decision && std::chrono::steady_clock::now() < deadline) break;
     if (!gate->decision && ExpireDue() > 0) gate = deps_.context->GetGate(gate_id);
     if (!gate.ok()) return ErrorReply(gate.status());
   }

@@ -31,6 +31,10 @@ struct GateApiDeps {
   JournalWriter* journal = nullptr;  // null: replies do not wait for durability
   int64_t default_ttl_s = 86400;     // CKPT_GATE_TTL_S
   int64_t max_wait_s = 300;          // the longest waitSeconds accepted
+  // OK when this process may change gates; else the error every change answers first (the
+  // sidecar: kUnavailable "standby: ..." without the writer lease, whose gates it does not
+  // know yet). Empty: always OK.
+  std::function<Status()> may_write;
   // After a durable change: "requested", "resolved" or "consumed" and the gate's record. Runs
   // on the replying thread before the reply.
   std::function<void(const std::string& event, const Gate& gate)> on_change;
@@ -59,6 +63,8 @@ class GateApi {
   static GateReply ErrorReply(const Status& status);
 
  private:
+  // The error reply when may_write refuses; nullopt when changes may proceed.
+  std::optional<GateReply> Refused() const;
   // Awaits durability of `u` and runs on_change; an error reply when not durable.
   std::optional<GateReply> Finish(const StatusOr<GateUpdate>& u, const std::string& event);
 

@@ -233,6 +233,10 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   gd.on_change = [self](const std::string& event, const Gate& gate) {
     self->OnGateChange(event, gate);
   };
+  gd.may_write = [keeper]() -> Status {
+    if (keeper->held()) return OkStatus();
+    return UnavailableError("standby: " + keeper->Describe().value("detail", "no writer lease"));
+  };
   s->gates_ = std::make_unique<GateApi>(std::move(gd));
   deps.gates = s->gates_.get();
   s->router_ = std::make_unique<ApiRouter>(std::move(deps));
@@ -427,16 +431,23 @@ void Sidecar::PeriodicLoop() {
 
 void Sidecar::OnGateResolveRequest(const NatsRequest& req) {
   GateReply reply = gates_->Resolve(req.data, "");
+  // Every sidecar of the agent receives the request; only the lease holder answers, so a standby
+  // never answers first with STANDBY while the holder decides.
+  if (reply.status == 503 && reply.body["error"].value("code", "") == "STANDBY") return;
   Respond(req, reply.body);
 }
 
 void Sidecar::OnGateChange(const std::string& event, const Gate& gate) {
   PublishEvent("gate." + event, GateToJson(gate));
-  if (event == "requested") {
-    // A consistent cut records the gate; the durable journal entry already holds it, so a
-    // failed checkpoint is reported by the writer and the gate stands.
+  // A consistent cut records a new gate (its journal entry already made it durable, so a failed
+  // checkpoint is reported by the writer and the gate stands). Without a journal (a store that
+  // keeps none, or CKPT_DURABILITY=memory) every gate change is checkpointed instead, before the
+  // reply, so a decision is never held in memory only.
+  if (event == "requested" || journal_->durability() == Durability::kMemory) {
     auto written = writer_->Write(TriggerReason::kManual);
     (void)written;
+  }
+  if (event == "requested") {
     {
       // Taken so the notification cannot fall between the loop's reading of the gates and its
       // wait: the loop holds this lock for both.
