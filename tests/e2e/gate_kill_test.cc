@@ -10,7 +10,7 @@
 #include <string>
 
 #include "nats/subjects.h"
-#include "tests/sidecar/sidecar_test_env.h"
+#include "tests/e2e/gate_test_base.h"
 
 namespace agentckpt::testing {
 namespace {
@@ -20,22 +20,8 @@ using nlohmann::json;
 constexpr char kArgs[] = "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945";
 constexpr char kOtherArgs[] = "0000000000000000000000000000000000000000000000000000000000000001";
 
-json Body(const HttpReply& r) { return json::parse(r.body, nullptr, false); }
-
-class GateKillTest : public SidecarEnvTest {
+class GateKillTest : public GateTestBase {
  protected:
-  std::map<std::string, std::string> Defaults() {
-    return {{"CKPT_PERIOD_S", "300"}, {"CKPT_RESTORE_ON_START", "true"}};
-  }
-
-  bool WaitReady(int port, int timeout_ms) {
-    for (int waited = 0; waited < timeout_ms; waited += 50) {
-      if (HttpCall(port, "GET", "/readyz").status == 200) return true;
-      usleep(50 * 1000);
-    }
-    return false;
-  }
-
   std::unique_ptr<SidecarProcess> Restart(std::unique_ptr<SidecarProcess> running) {
     EXPECT_EQ(running->Signal(SIGKILL), 128 + SIGKILL);
     running.reset();

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "tests/cli/cli_runner.h"
-#include "tests/sidecar/sidecar_test_env.h"
+#include "tests/e2e/gate_test_base.h"
 
 namespace agentckpt::testing {
 namespace {
@@ -18,20 +18,8 @@ using nlohmann::json;
 
 const std::string kArgs(64, 'f');
 
-json Body(const HttpReply& r) { return json::parse(r.body, nullptr, false); }
-
-class GateOfflineTest : public SidecarEnvTest {
+class GateOfflineTest : public GateTestBase {
  protected:
-  std::map<std::string, std::string> Defaults() {
-    return {{"CKPT_PERIOD_S", "300"}, {"CKPT_RESTORE_ON_START", "true"}};
-  }
-  bool WaitReady(int timeout_ms) {
-    for (int waited = 0; waited < timeout_ms; waited += 50) {
-      if (HttpCall(port_, "GET", "/readyz").status == 200) return true;
-      usleep(50 * 1000);
-    }
-    return false;
-  }
   std::string StoreUrl() { return SidecarEnv().at("CKPT_STORE"); }
   CliResult Gate(std::vector<std::string> args) {
     args.insert(args.begin(), "gate");
@@ -48,7 +36,7 @@ class GateOfflineTest : public SidecarEnvTest {
 
 TEST_F(GateOfflineTest, ADecisionMadeWhileTheSidecarIsDownIsThereWhenItComesBack) {
   auto sidecar = StartSidecar(Defaults());
-  ASSERT_TRUE(WaitReady(10000));
+  ASSERT_TRUE(WaitReady(port_, 10000));
   RequestGate("offline-1");
   RequestGate("offline-2");
   ASSERT_EQ(sidecar->Signal(SIGKILL), 128 + SIGKILL);
@@ -72,7 +60,7 @@ TEST_F(GateOfflineTest, ADecisionMadeWhileTheSidecarIsDownIsThereWhenItComesBack
   EXPECT_EQ(conflict.exit_code, 1) << Describe(conflict);
 
   sidecar = StartSidecar(Defaults());
-  ASSERT_TRUE(WaitReady(10000)) << sidecar->Stdout();
+  ASSERT_TRUE(WaitReady(port_, 10000)) << sidecar->Stdout();
   json g1 = Body(HttpCall(port_, "GET", "/v1/gates/offline-1"));
   EXPECT_EQ(g1["state"], "approved") << g1.dump();
   EXPECT_EQ(g1["decision"]["by"], "ops");
@@ -92,7 +80,7 @@ TEST_F(GateOfflineTest, ADecisionMadeWhileTheSidecarIsDownIsThereWhenItComesBack
 
 TEST_F(GateOfflineTest, WithTheSidecarUpTheCliDecidesOverNatsAndNeverAroundTheLease) {
   auto sidecar = StartSidecar(Defaults());
-  ASSERT_TRUE(WaitReady(10000));
+  ASSERT_TRUE(WaitReady(port_, 10000));
   RequestGate("online-1");
   CliResult approved = Gate({"approve", "online-1", "--by", "ops", "--args-sha256", kArgs});
   ASSERT_EQ(approved.exit_code, 0) << Describe(approved);

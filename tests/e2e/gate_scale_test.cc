@@ -9,27 +9,15 @@
 #include <string>
 
 #include "nats/subjects.h"
-#include "tests/sidecar/sidecar_test_env.h"
+#include "tests/e2e/gate_test_base.h"
 
 namespace agentckpt::testing {
 namespace {
 
 using nlohmann::json;
 
-json Body(const HttpReply& r) { return json::parse(r.body, nullptr, false); }
-
-class GateScaleTest : public SidecarEnvTest {
+class GateScaleTest : public GateTestBase {
  protected:
-  std::map<std::string, std::string> Defaults() {
-    return {{"CKPT_PERIOD_S", "300"}, {"CKPT_RESTORE_ON_START", "true"}};
-  }
-  bool WaitReady(int port, int timeout_ms) {
-    for (int waited = 0; waited < timeout_ms; waited += 50) {
-      if (HttpCall(port, "GET", "/readyz").status == 200) return true;
-      usleep(50 * 1000);
-    }
-    return false;
-  }
   json Resolve(const std::string& id, const std::string& decision) {
     return Request(subjects::GateResolve(kProcAgent),
                    json{{"gateId", id}, {"decision", decision}, {"by", "ops"}}.dump());
