@@ -211,6 +211,10 @@ void WriteCanonicalJson(const Checkpoint& cp, bool include_hash, std::string* ou
   }
   w.Key("expireAt", false);
   w.Time(cp.expire_at_ms);
+  if (!cp.gates.empty()) {  // written only when set, like journal: older documents keep their hash
+    w.Key("gates", false);
+    out->append(cp.gates);  // already canonical: compact, keys sorted (nlohmann's dump)
+  }
   if (cp.journal) {  // written only when set, so older documents keep their bytes and hash
     w.Key("journal", false);
     w.Open();

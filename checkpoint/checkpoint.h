@@ -153,6 +153,12 @@ struct Checkpoint {
   std::optional<JournalPosition> journal;
   // Schema version 2: the tool-call ledger (absent in version 1 documents).
   std::optional<Ledger> ledger;
+  // --- approval gates (docs/gates.md) ---
+  // The agent's gates as the compact JSON array gate/gate_record.h writes (keys sorted), or ""
+  // when the agent has none; absent from the document then, so documents without gates keep
+  // their bytes and hash. checkpoint/ checks only that it is a JSON array of objects.
+  std::string gates;
+  // --- end approval gates ---
   TriggerReason trigger_reason = TriggerReason::kPeriodic;
   int64_t size_bytes = 0;
   int ttl_days = 7;

@@ -155,11 +155,13 @@ StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
   if (r.Int("ttlDays", 1, limits::kMaxTtlDays, &ttl)) cp.ttl_days = static_cast<int>(ttl);
   simdjson::dom::element member;
   if (r.Member("expireAt", /*optional=*/true, &member)) r.Timestamp("expireAt", &cp.expire_at_ms);
-  if (r.Member("contentSha256", /*optional=*/true, &member)) r.String("contentSha256", &cp.content_sha256);
-  simdjson::dom::element task, summary, nats, ws, journal, ledger;
+  if (r.Member("contentSha256", /*optional=*/true, &member))
+    r.String("contentSha256", &cp.content_sha256);
+  simdjson::dom::element task, summary, nats, ws, journal, ledger, gates;
   const bool has_journal = r.Member("journal", /*optional=*/true, &journal);
   // Schema version 2: the tool-call ledger (never in a version 1 document).
   const bool has_ledger = version >= 2 && r.Member("ledger", /*optional=*/true, &ledger);
+  const bool has_gates = r.Member("gates", /*optional=*/true, &gates);
   r.Member("activeTask", false, &task);
   // Version 2 may store the summary encrypted, under its own name (docs/encryption.md).
   simdjson::dom::element probe;
@@ -209,9 +211,16 @@ StatusOr<Checkpoint> DecodeCheckpoint(simdjson::dom::element j) {
     if (!l.ok()) return l.status();
     cp.ledger = std::move(l).value();
   }
+  if (has_gates) {
+    // Kept as canonical text: re-dumped by nlohmann (sorted keys), as the writer produced it.
+    json parsed = json::parse(simdjson::minify(gates), nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.is_array()) {
+      return InvalidArgumentError("gates: expected an array");
+    }
+    if (!parsed.empty()) cp.gates = parsed.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
   return cp;
 }
-
 
 }  // namespace
 
@@ -242,9 +251,8 @@ StatusOr<T> ViaText(const json& j, const std::string& path, F decode) {
 }  // namespace
 
 StatusOr<Checkpoint> CheckpointFromJsonValue(const json& j) {
-  return ViaText<Checkpoint>(j, "", [](simdjson::dom::element e, const std::string&) {
-    return DecodeCheckpoint(e);
-  });
+  return ViaText<Checkpoint>(
+      j, "", [](simdjson::dom::element e, const std::string&) { return DecodeCheckpoint(e); });
 }
 StatusOr<ActiveTask> ActiveTaskFromJsonValue(const json& j, const std::string& path) {
   return ViaText<ActiveTask>(j, path, DecodeActiveTask);
@@ -271,12 +279,9 @@ json ActiveTaskToJsonValue(const ActiveTask& t) {
 }
 
 json ToolCallEntryToJsonValue(const ToolCallEntry& e) {
-  return json{{"toolName", e.tool_name},
-              {"timestamp", FormatRfc3339Millis(e.timestamp_ms)},
-              {"inputSummary", e.input_summary},
-              {"outputSummary", e.output_summary},
-              {"durationMs", e.duration_ms},
-              {"success", e.success}};
+  return json{{"toolName", e.tool_name},         {"timestamp", FormatRfc3339Millis(e.timestamp_ms)},
+              {"inputSummary", e.input_summary}, {"outputSummary", e.output_summary},
+              {"durationMs", e.duration_ms},     {"success", e.success}};
 }
 
 json ContextSummaryToJsonValue(const ContextSummary& c) {
@@ -335,6 +340,9 @@ json CheckpointToJsonValue(const Checkpoint& cp, bool include_hash) {
     j["journal"] = {{"sequence", cp.journal->sequence}, {"sha256", cp.journal->sha256}};
   }
   if (cp.ledger) j["ledger"] = LedgerToJsonValue(*cp.ledger);
+  if (!cp.gates.empty()) {
+    j["gates"] = json::parse(cp.gates, nullptr, /*allow_exceptions=*/false);
+  }
   if (cp.encrypted_context_summary) {
     j.erase("contextSummary");
     j["encryptedContextSummary"] =

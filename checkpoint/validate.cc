@@ -1,4 +1,5 @@
 // Normalization (the schema's cutting rules) and validation of checkpoint documents.
+#include <algorithm>
 #include <string>
 
 #include "checkpoint/checkpoint_json.h"
@@ -258,6 +259,13 @@ Status ValidateCheckpoint(const Checkpoint& cp) {
     if (cp.journal->sequence < 0) return Bad("journal.sequence", "must not be negative");
     if (h.size() != 64 || h.find_first_not_of("0123456789abcdef") != std::string::npos) {
       return Bad("journal.sha256", "expected 64 lower-case hex characters");
+    }
+  }
+  if (!cp.gates.empty()) {
+    auto gates = nlohmann::json::parse(cp.gates, nullptr, /*allow_exceptions=*/false);
+    if (gates.is_discarded() || !gates.is_array() ||
+        !std::all_of(gates.begin(), gates.end(), [](const auto& g) { return g.is_object(); })) {
+      return Bad("gates", "expected a JSON array of gate objects");
     }
   }
   if (cp.ttl_days < 1 || cp.ttl_days > limits::kMaxTtlDays) {

@@ -1,11 +1,13 @@
 // agentckpt: the command-line entry point. Each subcommand lives in its own part: `run` is the
 // sidecar daemon (cli/run_command.h), `setup-stream` creates an agent's JetStream inbox
 // (cli/setup_stream.h), list/show/verify/prune/status work on a store (cli/store_commands.h),
-// `restore --dry-run` previews a restoration (cli/restore_command.h) and `create` asks a running
-// sidecar for a checkpoint (cli/create_command.h). docs/cli.md documents them all.
+// `restore --dry-run` previews a restoration (cli/restore_command.h) `create` asks a running
+// sidecar for a checkpoint (cli/create_command.h) and `gate` lists and decides approval gates
+// (cli/gate_command.h). docs/cli.md documents them all.
 #include <CLI/CLI.hpp>
 
 #include "cli/create_command.h"
+#include "cli/gate_command.h"
 #include "cli/restore_command.h"
 #include "cli/run_command.h"
 #include "cli/setup_stream.h"
@@ -19,6 +21,7 @@ int main(int argc, char** argv) {
   agentckpt::StoreCommands store_commands(&app);
   agentckpt::RestoreCommand restore(&app);
   agentckpt::CreateCommand create(&app);
+  agentckpt::GateCommand gate(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -30,5 +33,6 @@ int main(int argc, char** argv) {
   if (store_commands.Selected()) return store_commands.Execute();
   if (restore.Selected()) return restore.Execute();
   if (create.Selected()) return create.Execute();
+  if (gate.Selected()) return gate.Execute();
   return 2;
 }

@@ -124,6 +124,10 @@ StatusOr<Checkpoint> CheckpointWriter::Build(TriggerReason trigger, const Contex
   cp.workspace = snap.workspace;
   if (!snap.journal.sha256.empty()) cp.journal = snap.journal;
   cp.ledger = snap.ledger;  // schema version 2: written even when empty
+  if (!snap.gates.empty()) {
+    cp.gates =
+        GatesToJson(snap.gates).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
   cp.trigger_reason = trigger;
   cp.ttl_days = options_.ttl_days;
   if (pos.has_value()) {

@@ -97,6 +97,7 @@ Status ShuttingDown() { return UnavailableError("the sidecar is shutting down");
 void ContextState::Freeze() {
   std::lock_guard<std::mutex> lock(mu_);
   frozen_ = true;
+  gate_cv_.notify_all();  // gate waiters return at once
 }
 
 StatusOr<ContextUpdate> ContextState::Commit(
@@ -312,6 +313,14 @@ void ContextState::Seed(const Checkpoint& cp) {
   ledger_ = LedgerState(cp.ledger.value_or(Ledger{}));
   ledger_.MarkOpenOutcomeUnknown();
   if (cp.journal) journal_position_ = *cp.journal;
+  gates_.clear();
+  if (!cp.gates.empty()) {
+    // The checkpoint was verified (sealed and validated) before it got here; a gates array that
+    // still does not parse is left out rather than guessed.
+    auto parsed = GatesFromJson(json::parse(cp.gates, nullptr, /*allow_exceptions=*/false));
+    if (parsed.ok()) gates_ = std::move(parsed).value();
+  }
+  gate_cv_.notify_all();
 }
 
 ContextSnapshot ContextState::Snapshot() const {
@@ -323,6 +332,7 @@ ContextSnapshot ContextState::Snapshot() const {
   s.revision = revision_;
   s.journal = journal_position_;
   s.ledger = ledger_.ledger();
+  s.gates = gates_;
   return s;
 }
 

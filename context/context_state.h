@@ -7,14 +7,19 @@
 // All methods are thread-safe.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "checkpoint/checkpoint.h"
 #include "common/status.h"
+#include "gate/gate_rules.h"
 #include "journal/journal_entry.h"
 #include "ledger/ledger_state.h"
 #include "redact/redactor.h"
@@ -28,13 +33,14 @@ struct ContextSnapshot {
   uint64_t revision = 0;    // 0 until the first change; +1 for each change of content
   JournalPosition journal;  // the last journal entry this context includes
   Ledger ledger;            // the tool-call ledger (trimmed to its limits)
+  std::vector<Gate> gates;  // the approval gates (docs/gates.md)
 };
 
 struct ContextUpdate {
   uint64_t revision = 0;
-  bool changed = false;          // the content differs from before the request
-  bool phase_changed = false;    // a task is active and its (taskId, phase) differs from before
-  int64_t journal_sequence = 0;  // the journal position after the request (0: no journal)
+  bool changed = false;           // the content differs from before the request
+  bool phase_changed = false;     // a task is active and its (taskId, phase) differs from before
+  int64_t journal_sequence = 0;   // the journal position after the request (0: no journal)
   size_t tool_call_log_size = 0;  // entries in the tool-call log after the request
 };
 
@@ -53,6 +59,14 @@ struct ToolCallBeginResult {
   enum class Kind { kStarted, kReplayed, kOpen } kind = Kind::kStarted;
   LedgerCall call;
   ContextUpdate update;  // journal_sequence is 0 unless kStarted
+};
+
+// The result of a gate operation: the gate afterwards, whether it changed, and the journal
+// position to await before the reply (0: no journal).
+struct GateUpdate {
+  Gate gate;
+  bool changed = false;
+  int64_t journal_sequence = 0;
 };
 
 // Records a request's effect in the journal (sidecar/journal_writer.h): called under the
@@ -125,6 +139,34 @@ class ContextState {
   // kUnavailable, so a final checkpoint taken after Freeze holds every accepted change.
   void Freeze();
 
+  // --- approval gates (context_gates.cc; rules in gate/gate_rules.h) ---
+  // Each change is journaled (gate.request / gate.resolve / gate.consume, the gate's whole
+  // record) before it is applied, counts as a change of the context (revision + 1) and wakes
+  // WaitGate. Errors: the rules' (kInvalidArgument, kAlreadyExists, kFailedPrecondition,
+  // kResourceExhausted), kNotFound for an unknown gateId, the journal's (standby, lease lost),
+  // kUnavailable after Freeze().
+
+  // POST /v1/gates. `generated_id` is used when the request names no gateId.
+  StatusOr<GateUpdate> RequestGate(const GateRequestInput& in, int64_t now_ms,
+                                   int64_t default_ttl_s, const std::string& generated_id);
+  // Resolves a gate; one whose expiresAt has passed is expired first (so the resolution meets
+  // the expired decision: a conflict unless it rejects).
+  StatusOr<GateUpdate> ResolveGate(const GateResolution& r, int64_t now_ms);
+  // POST /v1/gates/{id}/consume (expires the gate first when due).
+  StatusOr<GateUpdate> ConsumeGate(const std::string& gate_id, int64_t now_ms);
+  // Expires every pending gate whose expiresAt is at or before `now_ms`: the expired records
+  // (each journaled) and the journal position to await.
+  StatusOr<std::vector<GateUpdate>> ExpireDueGates(int64_t now_ms);
+  // The gate `gate_id`; kNotFound when there is none.
+  StatusOr<Gate> GetGate(const std::string& gate_id) const;
+  // Blocks until gate `gate_id` is no longer pending, `deadline` passes or its expiresAt (as
+  // `expiry_deadline` maps it) is reached; returns the gate as it then is. kNotFound.
+  StatusOr<Gate> WaitGate(const std::string& gate_id,
+                          std::chrono::steady_clock::time_point deadline) const;
+  // Every gate, oldest first.
+  std::vector<Gate> Gates() const;
+  // --- end approval gates ---
+
   // A copy of the current context.
   ContextSnapshot Snapshot() const;
 
@@ -159,9 +201,9 @@ class ContextState {
   // Requires mu_. `payload` gives the journal payload of the change from the next content
   // (called only if it changes); `update_encoded` turns encoded_ into the JSON form of the next
   // content (called only if it changes, after `payload`).
-  StatusOr<ContextUpdate> Commit(Content next, JournalKind kind,
-                                 const std::function<nlohmann::json(const Content&)>& payload,
-                                 const std::function<void(const Content&, nlohmann::json*)>& update_encoded);
+  StatusOr<ContextUpdate> Commit(
+      Content next, JournalKind kind, const std::function<nlohmann::json(const Content&)>& payload,
+      const std::function<void(const Content&, nlohmann::json*)>& update_encoded);
 
   const Redactor* redactor_ = nullptr;
   mutable std::mutex mu_;
@@ -173,6 +215,12 @@ class ContextState {
   JournalPosition journal_position_;
   LedgerState ledger_;  // changed only through the journal's ledger kinds
   LedgerLimits ledger_limits_;
+  // Requires mu_: journals `g` under `kind`, then puts it in gates_ and wakes the waiters.
+  StatusOr<GateUpdate> CommitGate(JournalKind kind, Gate g);
+  // Requires mu_: the gate named `gate_id`, or null.
+  const Gate* FindGateLocked(const std::string& gate_id) const;
+  std::vector<Gate> gates_;
+  mutable std::condition_variable gate_cv_;
 };
 
 }  // namespace agentckpt

@@ -142,6 +142,20 @@ ApiResponse ApiRouter::Handle(const ApiRequest& request) {
 ApiResponse ApiRouter::Route(const ApiRequest& req) {
   const std::string& p = req.path;
   const std::string& m = req.method;
+  if (deps_.gates != nullptr) {
+    std::string allow;
+    if (auto reply = RouteGateRequest(deps_.gates, m, p, req.query, req.body, &allow)) {
+      ApiResponse r = JsonResponse(reply->status, reply->body);
+      if (!allow.empty()) r.headers["Allow"] = allow;
+      if (reply->status == 503) {
+        if (reply->body["error"].value("code", "") == "STANDBY") {
+          return MutationError(UnavailableError(reply->body["error"].value("message", "")));
+        }
+        r.headers["Retry-After"] = std::to_string(deps_.retry_after_s);
+      }
+      return r;
+    }
+  }
   std::string allowed = AllowedMethods(p);
   if (allowed.empty()) return Error(404, "NOT_FOUND", "no such endpoint: " + p);
 

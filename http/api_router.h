@@ -19,6 +19,7 @@
 #include "context/checkpoint_writer.h"
 #include "context/context_state.h"
 #include "context/journal_writer.h"
+#include "http/gate_api.h"
 #include "observability/metrics.h"
 #include "store/checkpoint_store.h"
 
@@ -74,6 +75,8 @@ struct ApiDeps {
   int retry_after_s = 1;  // Retry-After of a 503 STANDBY reply
   // The clock and the call ids of the tool-call ledger; null uses Env::Default().
   Env* env = nullptr;
+  // The approval gates (/v1/gates...; docs/gates.md); null: those paths answer 404.
+  GateApi* gates = nullptr;
 };
 
 class ApiRouter {

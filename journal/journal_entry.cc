@@ -32,6 +32,12 @@ std::string_view JournalKindName(JournalKind kind) {
       return "tool_call.end";
     case JournalKind::kToolCallReconcile:
       return "tool_call.reconcile";
+    case JournalKind::kGateRequest:
+      return "gate.request";
+    case JournalKind::kGateResolve:
+      return "gate.resolve";
+    case JournalKind::kGateConsume:
+      return "gate.consume";
   }
   return "unknown";
 }
@@ -39,7 +45,8 @@ std::string_view JournalKindName(JournalKind kind) {
 std::optional<JournalKind> ParseJournalKind(std::string_view name) {
   for (JournalKind k :
        {JournalKind::kContextPut, JournalKind::kContextPatch, JournalKind::kToolCall,
-        JournalKind::kToolCallBegin, JournalKind::kToolCallEnd, JournalKind::kToolCallReconcile}) {
+        JournalKind::kToolCallBegin, JournalKind::kToolCallEnd, JournalKind::kToolCallReconcile,
+        JournalKind::kGateRequest, JournalKind::kGateResolve, JournalKind::kGateConsume}) {
     if (JournalKindName(k) == name) return k;
   }
   return std::nullopt;

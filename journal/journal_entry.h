@@ -28,6 +28,12 @@ enum class JournalKind {
   kToolCallEnd,        // "tool_call.end": {callId, endedAt, result}; the call enters toolCallLog
   kToolCallReconcile,  // "tool_call.reconcile": {callId, outcome, outputSummary, note, at}
   // --- end of the ledger kinds ---
+  // --- approval gates (docs/gates.md): payload = the gate's whole record after the change
+  // (gate/gate_record.h), put in place of the record with the same gateId ---
+  kGateRequest,  // "gate.request": a new gate, pending
+  kGateResolve,  // "gate.resolve": a gate decided (approved, rejected or expired)
+  kGateConsume,  // "gate.consume": a decision marked consumed by the agent
+  // --- end approval gates ---
 };
 
 std::string_view JournalKindName(JournalKind kind);

@@ -5,6 +5,7 @@
 #include "checkpoint/checkpoint_json.h"
 #include "checkpoint/json_value.h"
 #include "checkpoint/limits.h"
+#include "gate/gate_record.h"
 
 namespace agentckpt {
 
@@ -15,6 +16,7 @@ json ContextJsonOf(const Checkpoint& cp) {
   j["activeTask"] = cp.active_task ? ActiveTaskToJsonValue(*cp.active_task) : json(nullptr);
   j["contextSummary"] = ContextSummaryToJsonValue(cp.context_summary);
   j["workspace"] = cp.workspace ? WorkspaceToJsonValue(*cp.workspace) : json(nullptr);
+  if (!cp.gates.empty()) j["gates"] = json::parse(cp.gates, nullptr, /*allow_exceptions=*/false);
   return j;
 }
 
@@ -61,9 +63,16 @@ Status DecodeInto(const json& context, Checkpoint* cp) {
     if (!w.ok()) return w.status();
     workspace = std::move(w).value();
   }
+  std::string gates;
+  if (auto g = context.find("gates"); g != context.end() && !g->is_null()) {
+    auto decoded = GatesFromJson(*g);
+    if (!decoded.ok()) return decoded.status();
+    if (!decoded->empty()) gates = GatesToJson(*decoded).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
   cp->context_summary = std::move(summary).value();
   cp->active_task = std::move(active);
   cp->workspace = std::move(workspace);
+  cp->gates = std::move(gates);
   return OkStatus();
 }
 
@@ -106,10 +115,28 @@ Status ApplyJournalEntry(const JournalEntry& e, json* context, LedgerState* ledg
   json payload = std::move(parsed).value();
   try {
     switch (e.kind) {
-      case JournalKind::kContextPut:
+      case JournalKind::kContextPut: {
         if (!payload.contains("contextSummary")) return bad("no contextSummary");
+        json gates = context->contains("gates") ? (*context)["gates"] : json(nullptr);
         *context = std::move(payload);
+        if (!gates.is_null()) (*context)["gates"] = std::move(gates);  // not part of the put
         break;
+      }
+      case JournalKind::kGateRequest:
+      case JournalKind::kGateResolve:
+      case JournalKind::kGateConsume: {
+        auto gate = GateFromJson(payload);
+        if (!gate.ok()) return bad(gate.status().message());
+        std::vector<Gate> gates;
+        if (auto it = context->find("gates"); it != context->end() && !it->is_null()) {
+          auto stored = GatesFromJson(*it);
+          if (!stored.ok()) return bad(stored.status().message());
+          gates = std::move(stored).value();
+        }
+        UpsertGate(&gates, std::move(gate).value());
+        (*context)["gates"] = GatesToJson(gates);
+        break;
+      }
       case JournalKind::kContextPatch:
         context->merge_patch(payload);
         break;

@@ -27,6 +27,13 @@ std::string CheckpointRestore(const std::string& agent_id) {
 std::string CheckpointRestored(const std::string& agent_id) {
   return CheckpointEvent(agent_id, "restored");
 }
+std::string GatePrefix(const std::string& agent_id) { return AgentPrefix(agent_id) + "gate."; }
+std::string GateResolve(const std::string& agent_id) { return GatePrefix(agent_id) + "resolve"; }
+std::string GateRequested(const std::string& agent_id) {
+  return GatePrefix(agent_id) + "requested";
+}
+std::string GateResolved(const std::string& agent_id) { return GatePrefix(agent_id) + "resolved"; }
+std::string GateConsumed(const std::string& agent_id) { return GatePrefix(agent_id) + "consumed"; }
 std::string InboxAll(const std::string& agent_id) { return AgentPrefix(agent_id) + "inbox.>"; }
 
 }  // namespace agentckpt::subjects

@@ -42,6 +42,19 @@ std::string CheckpointRestored(const std::string& agent_id);
 // "failed", "restored"... (the part after "checkpoint.").
 std::string CheckpointEvent(const std::string& agent_id, const std::string& event);
 
+// --- approval gates (docs/gates.md) ---
+// "agent.<agent_id>.gate.": the prefix of the gate subjects.
+std::string GatePrefix(const std::string& agent_id);
+// "agent.<agent_id>.gate.resolve": resolve a gate (request/reply, answered with the gate).
+std::string GateResolve(const std::string& agent_id);
+// "agent.<agent_id>.gate.requested": event, a gate was requested (the agent waits).
+std::string GateRequested(const std::string& agent_id);
+// "agent.<agent_id>.gate.resolved": event, a gate was decided (approved, rejected or expired).
+std::string GateResolved(const std::string& agent_id);
+// "agent.<agent_id>.gate.consumed": event, the agent marked a decision consumed.
+std::string GateConsumed(const std::string& agent_id);
+// --- end approval gates ---
+
 // "agent.<agent_id>.inbox.>": the agent's inbox, the default subjects of the JetStream stream
 // that `agentckpt setup-stream` creates and that replay reads.
 std::string InboxAll(const std::string& agent_id);

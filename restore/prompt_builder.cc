@@ -5,6 +5,7 @@
 
 #include "common/time_format.h"
 #include "common/utf8.h"
+#include "gate/gate_record.h"
 #include "restore/prompt_fitter.h"
 #include "restore/prompt_sections.h"
 #include "restore/token_counter.h"
@@ -150,6 +151,27 @@ PromptSection ToolCallSection(const ContextSummary& c) {
   return s;
 }
 
+// Approval gates still to act on: pending ones (wait) and decisions not yet consumed (act once,
+// then consume). Cut after the plan, keeping the first kKeepGates.
+void AppendGatesSection(const Checkpoint& cp, std::vector<PromptSection>* out) {
+  if (cp.gates.empty()) return;
+  auto gates = GatesFromJson(nlohmann::json::parse(cp.gates, nullptr, false));
+  if (!gates.ok()) return;
+  PromptSection s;
+  s.name = "gates";
+  s.cut_rank = kRankGates;
+  s.min_keep = kKeepGates;
+  s.left_out_noun = "more gates (GET /v1/gates lists them all)";
+  for (const Gate& g : *gates) {
+    if (!g.consumed) s.items.push_back("- " + SafeText(DescribeGateForPrompt(g), true) + "\n");
+  }
+  if (s.items.empty()) return;
+  s.heading = "## Approval gates (" + std::to_string(s.items.size()) +
+              " to act on; each decision is acted on once)\n";
+  s.footer = "\n";
+  out->push_back(std::move(s));
+}
+
 }  // namespace
 
 RestorationPrompt BuildRestorationPrompt(const PromptInput& in, const PromptOptions& opts) {
@@ -164,6 +186,7 @@ RestorationPrompt BuildRestorationPrompt(const PromptInput& in, const PromptOpti
   if (in.checkpoint != nullptr) {
     const ContextSummary& c = in.checkpoint->context_summary;
     sections.push_back(TaskSection(*in.checkpoint));
+    AppendGatesSection(*in.checkpoint, &sections);
     sections.push_back(PlanSection(c));
     sections.push_back(GatheredSection(c));
     sections.push_back(DraftSection(c, opts));

@@ -133,6 +133,8 @@ const std::vector<SettingSpec>& SettingSpecs() {
       {"ttl-days", "CKPT_TTL_DAYS", "7", "days until a checkpoint expires (1-3650)"},
       {"ttl-sweep-s", "CKPT_TTL_SWEEP_S", "3600",
        "seconds between deletions of expired checkpoints (60-86400)"},
+      {"gate-ttl-s", "CKPT_GATE_TTL_S", "86400",
+       "seconds until an approval gate without expiresAt/ttlSeconds expires (1-31536000)"},
       {"js-stream", "JS_STREAM", "", "the agent's JetStream inbox stream (with JS_CONSUMER)"},
       {"js-consumer", "JS_CONSUMER", "", "the agent's durable consumer on JS_STREAM"},
       {"workspace-dir", "WORKSPACE_DIR", "", "the agent's git working tree (optional)"},
@@ -287,6 +289,7 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   RETURN_IF_ERROR(r.Int("ledger-keep", 1, 1000000, &c.ledger_keep));
   RETURN_IF_ERROR(r.Int("ledger-keep-age-s", 60, 31536000, &c.ledger_keep_age_s));
   RETURN_IF_ERROR(r.Int32("ttl-sweep-s", 60, 86400, &c.ttl_sweep_s));
+  RETURN_IF_ERROR(r.Int32("gate-ttl-s", 1, 31536000, &c.gate_ttl_s));
   RETURN_IF_ERROR(r.Int32("shutdown-budget-s", 3, 3600, &c.shutdown_budget_s));
   RETURN_IF_ERROR(r.String("js-stream", &c.js_stream));
   RETURN_IF_ERROR(r.String("js-consumer", &c.js_consumer));

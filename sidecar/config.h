@@ -32,6 +32,7 @@ struct SidecarConfig {
   int keep = 48;
   int ttl_days = 7;
   int ttl_sweep_s = 3600;  // CKPT_TTL_SWEEP_S
+  int gate_ttl_s = 86400;  // CKPT_GATE_TTL_S: default expiry of an approval gate
   int shutdown_budget_s = 25;  // CKPT_SHUTDOWN_BUDGET_S
   std::string js_stream;  // both empty or both set
   std::string js_consumer;

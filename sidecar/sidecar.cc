@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "common/time_format.h"
 #include "context/create_request.h"
 #include "crypto/encrypting_store.h"
 #include "nats/subjects.h"
@@ -227,6 +228,20 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   deps.restore.run = [restore] { return restore->Run(); };
   deps.restore.agent_start = [restore] { return restore->RunForAgentStart(); };
   deps.restore.last = [restore] { return restore->Last(); };
+  GateApiDeps gd;
+  gd.env = env;
+  gd.context = &s->context_;
+  gd.journal = s->journal_.get();
+  gd.default_ttl_s = config.gate_ttl_s;
+  gd.on_change = [self](const std::string& event, const Gate& gate) {
+    self->OnGateChange(event, gate);
+  };
+  gd.may_write = [keeper]() -> Status {
+    if (keeper->held()) return OkStatus();
+    return UnavailableError("standby: " + keeper->Describe().value("detail", "no writer lease"));
+  };
+  s->gates_ = std::make_unique<GateApi>(std::move(gd));
+  deps.gates = s->gates_.get();
   s->router_ = std::make_unique<ApiRouter>(std::move(deps));
   s->http_ = std::make_unique<HttpServer>(config.http_host, config.http_port,
                                           config.http_body_max_bytes, s->router_.get());
@@ -352,14 +367,24 @@ Status Sidecar::Start() {
     LogWarn("standby: another sidecar holds the writer lease; retrying",
             {{"agentId", config_.agent_id}, {"reason", lease.status().ToString()}});
   }
-  Status listening = http_->Start();
-  if (!listening.ok()) {
-    return InvalidArgumentError("CKPT_HTTP_ADDR (--http-addr): " + listening.message());
-  }
+  // Subscribed before the API listens: once /readyz answers 200, requests on the NATS subjects
+  // (a gate's resolution included) reach this sidecar.
   RETURN_IF_ERROR(nats_->Subscribe(subjects::CheckpointCreate(config_.agent_id),
                                    [this](const NatsRequest& r) { OnCreateRequest(r); }));
   RETURN_IF_ERROR(nats_->Subscribe(subjects::CheckpointRestore(config_.agent_id),
                                    [this](const NatsRequest& r) { OnRestoreRequest(r); }));
+  RETURN_IF_ERROR(nats_->Subscribe(subjects::GateResolve(config_.agent_id),
+                                   [this](const NatsRequest& r) { OnGateResolveRequest(r); }));
+  if (nats_->Connected()) {
+    // A round trip, so the server has the subscriptions before /readyz says ready (bounded; when
+    // NATS is down the subscriptions are sent on connect).
+    Status flushed = nats_->Flush(2000);
+    if (!flushed.ok()) LogWarn("nats flush at start failed", {{"reason", flushed.ToString()}});
+  }
+  Status listening = http_->Start();
+  if (!listening.ok()) {
+    return InvalidArgumentError("CKPT_HTTP_ADDR (--http-addr): " + listening.message());
+  }
   periodic_ = std::thread([this] { PeriodicLoop(); });
   sweeper_->Start();
   lease_->Start([this](const Lease& l) { Activate(l); },
@@ -381,14 +406,66 @@ Status Sidecar::Start() {
 }
 
 void Sidecar::PeriodicLoop() {
+  using Clock = std::chrono::steady_clock;
   std::unique_lock<std::mutex> lock(periodic_mu_);
+  Clock::time_point next_periodic = Clock::now() + std::chrono::seconds(config_.period_s);
   while (!stopping_) {
-    periodic_cv_.wait_for(lock, std::chrono::seconds(config_.period_s));
+    // Wakes for the periodic checkpoint, and for the next expiry of a pending gate (a new gate
+    // wakes the loop to recompute it), so gates expire durably even when nobody asks.
+    Clock::time_point wake = next_periodic;
+    int64_t now_ms = env_->NowUnixMillis();
+    for (const Gate& g : context_.Gates()) {
+      if (g.decision) continue;
+      auto at = Clock::now() + std::chrono::milliseconds(std::max<int64_t>(0, g.expires_at_ms - now_ms));
+      wake = std::min(wake, at);
+    }
+    periodic_cv_.wait_until(lock, wake);
     if (stopping_) break;
     lock.unlock();
-    auto r = writer_->WriteIfChanged(TriggerReason::kPeriodic);
-    (void)r;  // failures are reported by the writer
+    gates_->ExpireDue();
+    if (Clock::now() >= next_periodic) {
+      auto r = writer_->WriteIfChanged(TriggerReason::kPeriodic);
+      (void)r;  // failures are reported by the writer
+      next_periodic = Clock::now() + std::chrono::seconds(config_.period_s);
+    }
     lock.lock();
+  }
+}
+
+void Sidecar::OnGateResolveRequest(const NatsRequest& req) {
+  GateReply reply = gates_->Resolve(req.data, "");
+  // Every sidecar of the agent receives the request; only the lease holder answers, so a standby
+  // never answers first with STANDBY while the holder decides.
+  if (reply.status == 503 && reply.body["error"].value("code", "") == "STANDBY") return;
+  Respond(req, reply.body);
+}
+
+void Sidecar::OnGateChange(const std::string& event, const Gate& gate) {
+  PublishEvent("gate." + event, GateToJson(gate));
+  // A consistent cut records a new gate (its journal entry already made it durable, so a failed
+  // checkpoint is reported by the writer and the gate stands). Without a journal (a store that
+  // keeps none, or CKPT_DURABILITY=memory) every gate change is checkpointed instead, before the
+  // reply, so a decision is never held in memory only.
+  if (event == "requested" || journal_->durability() == Durability::kMemory) {
+    auto written = writer_->Write(TriggerReason::kManual);
+    (void)written;
+  }
+  if (event == "requested") {
+    {
+      // Taken so the notification cannot fall between the loop's reading of the gates and its
+      // wait: the loop holds this lock for both.
+      std::lock_guard<std::mutex> lock(periodic_mu_);
+    }
+    periodic_cv_.notify_all();  // the expiry sweep recomputes its next wake-up
+  }
+  if (event == "consumed") return;
+  size_t pending = 0;
+  for (const Gate& g : context_.Gates()) pending += g.decision ? 0 : 1;
+  // suspended while any gate is pending; active again when the last one is decided.
+  if (event == "requested" || pending == 0) {
+    PublishEvent("status", {{"agentId", config_.agent_id},
+                            {"status", pending > 0 ? "suspended" : "active"},
+                            {"at", FormatRfc3339Millis(env_->NowUnixMillis())}});
   }
 }
 

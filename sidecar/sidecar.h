@@ -14,6 +14,7 @@
 #include "context/context_state.h"
 #include "context/create_coalescer.h"
 #include "http/api_router.h"
+#include "http/gate_api.h"
 #include "http/http_server.h"
 #include "nats/nats_link.h"
 #include "observability/metrics.h"
@@ -68,6 +69,10 @@ class Sidecar {
   void OnLeaseLost(const Status& reason, bool from_renewal);
   void OnCreateRequest(const NatsRequest& req);
   void OnRestoreRequest(const NatsRequest& req);
+  // Approval gates (docs/gates.md): agent.{id}.gate.resolve, and what follows a durable change
+  // (the gate.* event, the checkpoint at a new gate, the agent's status).
+  void OnGateResolveRequest(const NatsRequest& req);
+  void OnGateChange(const std::string& event, const Gate& gate);
   void Respond(const NatsRequest& req, const nlohmann::json& body);
   // Publishes `payload` on agent.{id}.{event}, redacted (dropped and logged if it cannot be).
   void PublishEvent(const std::string& event, const nlohmann::json& payload);
@@ -85,6 +90,7 @@ class Sidecar {
   std::unique_ptr<JournalWriter> journal_;
   std::unique_ptr<CheckpointWriter> writer_;
   std::unique_ptr<RestoreService> restore_;
+  std::unique_ptr<GateApi> gates_;
   std::unique_ptr<ApiRouter> router_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<LeaseKeeper> lease_;

@@ -180,6 +180,63 @@ TEST_F(HttpContractTest, EveryOperationAnswersAsDocumented) {
   NotAllowed("/v1/tool-calls/" + call_id + "/end", {"GET", "PUT", "PATCH", "DELETE"});
   NotAllowed("/v1/tool-calls/" + call_id + "/reconcile", {"GET", "PUT", "PATCH", "DELETE"});
 
+  // Approval gates.
+  {
+    const std::string args(64, 'd');
+    const std::string gate = json{
+        {"gateId", "http-gate"},
+        {"reason", "delete the branch"},
+        {"toolCallId", "call-3"},
+        {"argsSha256", args},
+        {"request",
+         {{"branch", "old"}}}}.dump();
+    EXPECT_EQ(Call("gate request", "POST", "/v1/gates", gate).status, 201);
+    EXPECT_EQ(Call("gate request again", "POST", "/v1/gates", gate).status, 200);
+    EXPECT_EQ(Call("gate request reused id", "POST", "/v1/gates",
+                   R"({"gateId":"http-gate","reason":"other"})")
+                  .status,
+              409);
+    EXPECT_EQ(Call("gate request without reason", "POST", "/v1/gates", "{}").status, 400);
+    EXPECT_EQ(
+        Call("gate request ttl", "POST", "/v1/gates", R"({"reason":"r","ttlSeconds":600})").status,
+        201);
+    EXPECT_EQ(Call("gates pending", "GET", "/v1/gates?state=pending").status, 200);
+    EXPECT_EQ(Call("gates bad state", "GET", "/v1/gates?state=maybe").status, 400);
+    EXPECT_EQ(Call("gate", "GET", "/v1/gates/http-gate").status, 200);
+    EXPECT_EQ(Call("gate no wait", "GET", "/v1/gates/http-gate?waitSeconds=0").status, 200);
+    EXPECT_EQ(Call("gate bad wait", "GET", "/v1/gates/http-gate?waitSeconds=9999").status, 400);
+    EXPECT_EQ(Call("gate unknown", "GET", "/v1/gates/nope").status, 404);
+    EXPECT_EQ(Call("gate consume pending", "POST", "/v1/gates/http-gate/consume").status, 409);
+    EXPECT_EQ(Call("gate args mismatch", "POST", "/v1/gates/http-gate/resolve",
+                   json{{"decision", "approved"}, {"by", "a"}, {"argsSha256", std::string(64, 'e')}}
+                       .dump())
+                  .status,
+              409);
+    const std::string approve =
+        json{{"decision", "approved"}, {"by", "a"}, {"argsSha256", args}}.dump();
+    EXPECT_EQ(Call("gate approve", "POST", "/v1/gates/http-gate/resolve", approve).status, 200);
+    EXPECT_EQ(Call("gate approve again", "POST", "/v1/gates/http-gate/resolve", approve).status,
+              200);
+    EXPECT_EQ(Call("gate conflict", "POST", "/v1/gates/http-gate/resolve",
+                   R"({"decision":"rejected","by":"b"})")
+                  .status,
+              409);
+    EXPECT_EQ(Call("gate bad decision", "POST", "/v1/gates/http-gate/resolve",
+                   R"({"decision":"perhaps","by":"b"})")
+                  .status,
+              400);
+    EXPECT_EQ(Call("gate resolve unknown", "POST", "/v1/gates/nope/resolve",
+                   R"({"decision":"rejected","by":"b"})")
+                  .status,
+              404);
+    EXPECT_EQ(Call("gate consume", "POST", "/v1/gates/http-gate/consume").status, 200);
+    EXPECT_EQ(Call("gate consume unknown", "POST", "/v1/gates/nope/consume").status, 404);
+    NotAllowed("/v1/gates", {"PUT", "PATCH", "DELETE"});
+    NotAllowed("/v1/gates/http-gate", {"PUT", "POST", "PATCH", "DELETE"});
+    NotAllowed("/v1/gates/http-gate/resolve", {"GET", "PUT", "PATCH", "DELETE"});
+    NotAllowed("/v1/gates/http-gate/consume", {"GET", "PUT", "PATCH", "DELETE"});
+  }
+
   // Checkpoints.
   HttpExchange created = Call("create (empty body)", "POST", "/v1/checkpoints");
   ASSERT_EQ(created.status, 201) << created.response;

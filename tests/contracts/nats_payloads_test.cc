@@ -39,7 +39,11 @@ std::map<std::string, std::string> SchemaBySubject() {
           {subjects::CheckpointCreated(kAgent), "checkpoint-created"},
           {subjects::CheckpointFailed(kAgent), "checkpoint-failed"},
           {subjects::CheckpointRestored(kAgent), "checkpoint-restored"},
-          {subjects::Status(kAgent), "agent-status"}};
+          {subjects::Status(kAgent), "agent-status"},
+          {subjects::GateResolve(kAgent), "gate-resolve-request"},
+          {subjects::GateRequested(kAgent), "gate"},
+          {subjects::GateResolved(kAgent), "gate"},
+          {subjects::GateConsumed(kAgent), "gate"}};
 }
 
 TEST(NatsPayloadContractTest, EveryMessageMatchesItsSchema) {
@@ -141,6 +145,37 @@ TEST(NatsPayloadContractTest, EveryMessageMatchesItsSchema) {
   ASSERT_EQ(restore.status, 200) << restore.body;
   manifest.push_back(Entry("POST /v1/restore", "restore-result", restore.body, true));
 
+  // An approval gate: requested over HTTP (gate.requested, status suspended), resolved over NATS
+  // (gate.resolved, status active), resolved again (same answer) and in conflict (the error with
+  // the first decision), consumed over HTTP (gate.consumed); and a request for an unknown gate.
+  {
+    const std::string args(64, 'c');
+    HttpReply gate = HttpCall(port, "POST", "/v1/gates",
+                              json{{"gateId", "contract-gate"},
+                                   {"reason", "send the report"},
+                                   {"argsSha256", args},
+                                   {"request", {{"to", "ops"}}}}
+                                  .dump());
+    ASSERT_EQ(gate.status, 201) << gate.body;
+    json approve = {{"gateId", "contract-gate"},
+                    {"decision", "approved"},
+                    {"by", "alice"},
+                    {"argsSha256", args},
+                    {"response", {{"note", "fine"}}}};
+    request("gate.resolve", approve.dump(), "gate-resolve-reply", true, "gate approve");
+    request("gate.resolve", approve.dump(), "gate-resolve-reply", true, "gate approve again");
+    json reject = {{"gateId", "contract-gate"}, {"decision", "rejected"}, {"by", "bob"}};
+    std::string conflict =
+        request("gate.resolve", reject.dump(), "gate-resolve-reply", true, "gate conflict");
+    EXPECT_NE(conflict.find("\"CONFLICT\""), std::string::npos) << conflict;
+    json unknown = {{"gateId", "no-such-gate"}, {"decision", "rejected"}, {"by", "bob"}};
+    request("gate.resolve", unknown.dump(), "gate-resolve-reply", true, "gate unknown");
+    ASSERT_EQ(HttpCall(port, "POST", "/v1/gates/contract-gate/consume").status, 200);
+    manifest.push_back(Entry("GET /v1/gates/{id}", "gate",
+                             HttpCall(port, "GET", "/v1/gates/contract-gate").body, true));
+    ASSERT_TRUE(capture.WaitFor(subj + "gate.consumed", 1, 5000));
+  }
+
   // A checkpoint the store refuses (checkpoint.failed, operation checkpoint).
   {
     SqliteFaults faults(db);
@@ -172,8 +207,8 @@ TEST(NatsPayloadContractTest, EveryMessageMatchesItsSchema) {
 
   // SIGTERM: the pre_shutdown checkpoint is announced before the process exits.
   EXPECT_EQ(sidecar.Signal(SIGTERM), 0) << sidecar.Stderr();
-  // Six: the phase change, three NATS creates, one HTTP create, pre_shutdown.
-  EXPECT_TRUE(capture.WaitFor(subj + "checkpoint.created", 6, 5000));
+  // Seven: the phase change, three NATS creates, one HTTP create, the gate's, pre_shutdown.
+  EXPECT_TRUE(capture.WaitFor(subj + "checkpoint.created", 7, 5000));
 
   // Everything seen on agent.{id}.>, each against the schema of its subject.
   auto schemas = SchemaBySubject();
@@ -194,7 +229,7 @@ TEST(NatsPayloadContractTest, EveryMessageMatchesItsSchema) {
   for (const std::string kind :
        {"checkpoint-create-request", "checkpoint-restore-request", "checkpoint-created",
         "checkpoint-failed", "checkpoint-failed/restore", "checkpoint-failed/rejected",
-        "checkpoint-restored", "agent-status"}) {
+        "checkpoint-restored", "agent-status", "gate-resolve-request", "gate"}) {
     EXPECT_GT(seen[kind], 0) << "no " << kind << " message was captured";
   }
 
@@ -214,6 +249,16 @@ TEST(NatsPayloadContractTest, EveryMessageMatchesItsSchema) {
                            R"({"agentId":"a","status":"active","at":"2026-11-03T02:45:00.000Z",)"
                            R"("x":1})",
                            false));
+
+  manifest.push_back(Entry("gate with an unknown state", "gate",
+                           R"({"gateId":"g","state":"maybe","reason":"r","request":null,)"
+                           R"("toolCallId":null,"argsSha256":null,)"
+                           R"("createdAt":"2026-11-03T02:45:00.000Z",)"
+                           R"("expiresAt":"2026-11-03T02:45:00.000Z","decision":null,)"
+                           R"("consumed":false,"consumedAt":null})",
+                           false));
+  manifest.push_back(Entry("gate resolve without by", "gate-resolve-request",
+                           R"({"gateId":"g","decision":"approved"})", false));
 
   std::string path = dir.path() + "/nats-manifest.json";
   ASSERT_TRUE(WriteJsonFile(path, manifest));

@@ -1,0 +1,168 @@
+// Approval gates end to end (docs/gates.md) with real processes: a real nats-server, the SQLite
+// store and the `agentckpt` binary SIGKILLed while a gate is pending, after its resolution and
+// after its consumption; resolutions over NATS and HTTP; double, conflicting and mismatched
+// resolutions; expiry.
+#include <signal.h>
+#include <unistd.h>
+
+#include <future>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "nats/subjects.h"
+#include "tests/e2e/gate_test_base.h"
+
+namespace agentckpt::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kArgs[] = "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945";
+constexpr char kOtherArgs[] = "0000000000000000000000000000000000000000000000000000000000000001";
+
+class GateKillTest : public GateTestBase {
+ protected:
+  std::unique_ptr<SidecarProcess> Restart(std::unique_ptr<SidecarProcess> running) {
+    EXPECT_EQ(running->Signal(SIGKILL), 128 + SIGKILL);
+    running.reset();
+    auto restarted = StartSidecar(Defaults());
+    EXPECT_TRUE(WaitReady(port_, 10000)) << restarted->Stdout();
+    return restarted;
+  }
+
+  json Gate(const std::string& id) { return Body(HttpCall(port_, "GET", "/v1/gates/" + id)); }
+
+  json RequestBody(const std::string& id) {
+    return {{"gateId", id},
+            {"reason", "deploy to production"},
+            {"toolCallId", "call-7"},
+            {"argsSha256", kArgs},
+            {"request", {{"tool", "deploy"}, {"args", {{"env", "prod"}}}}}};
+  }
+};
+
+TEST_F(GateKillTest, PendingGateSurvivesSigkillAndANatsDecisionWakesTheWaitingAgent) {
+  auto sidecar = StartSidecar(Defaults());
+  ASSERT_TRUE(WaitReady(port_, 10000));
+  auto r = HttpCall(port_, "POST", "/v1/gates", RequestBody("g1").dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["state"], "pending");
+  EXPECT_TRUE(Body(r)["expiresAt"].is_string());
+  // The checkpoint at the gate records it.
+  ASSERT_FALSE(ListCheckpoints().empty());
+  auto latest = OpenTestStore()->GetLatestVerified(kProcAgent);
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  EXPECT_NE(latest->checkpoint.gates.find("\"g1\""), std::string::npos);
+
+  sidecar = Restart(std::move(sidecar));
+  json pending = Body(HttpCall(port_, "GET", "/v1/gates?state=pending"));
+  ASSERT_EQ(pending["gates"].size(), 1u) << pending.dump();
+  EXPECT_EQ(pending["gates"][0]["gateId"], "g1");
+  json restoration = Body(HttpCall(port_, "GET", "/v1/restoration"));
+  EXPECT_NE(restoration.value("prompt", "").find("gate g1 pending"), std::string::npos)
+      << restoration.dump();
+
+  // The agent waits; the decision arrives over NATS and ends the wait.
+  const int port = port_;
+  auto waiting = std::async(
+      std::launch::async, [port] { return HttpCall(port, "GET", "/v1/gates/g1?waitSeconds=60"); });
+  json reply = Request(subjects::GateResolve(kProcAgent), json{{"gateId", "g1"},
+                                                               {"decision", "approved"},
+                                                               {"by", "alice"},
+                                                               {"argsSha256", kArgs},
+                                                               {"response", {{"note", "go"}}}}
+                                                              .dump());
+  ASSERT_EQ(reply["state"], "approved") << reply.dump();
+  HttpReply waited = waiting.get();
+  ASSERT_EQ(waited.status, 200) << waited.body;
+  EXPECT_EQ(Body(waited)["state"], "approved");
+  EXPECT_EQ(Body(waited)["decision"]["by"], "alice");
+
+  sidecar = Restart(std::move(sidecar));
+  json g = Gate("g1");
+  EXPECT_EQ(g["state"], "approved") << g.dump();
+  EXPECT_EQ(g["consumed"], false);
+  EXPECT_EQ(g["decision"]["response"]["note"], "go");
+  restoration = Body(HttpCall(port_, "GET", "/v1/restoration"));
+  EXPECT_NE(restoration.value("prompt", "").find("gate g1 approved by alice"), std::string::npos)
+      << restoration.dump();
+  r = HttpCall(port_, "POST", "/v1/gates/g1/consume");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["consumed"], true);
+  std::string consumed_at = Body(r)["consumedAt"];
+  // Consumed once: again answers the same record.
+  r = HttpCall(port_, "POST", "/v1/gates/g1/consume");
+  EXPECT_EQ(Body(r)["consumedAt"], consumed_at);
+
+  sidecar = Restart(std::move(sidecar));
+  EXPECT_EQ(Gate("g1")["consumedAt"], consumed_at);
+  restoration = Body(HttpCall(port_, "GET", "/v1/restoration"));
+  EXPECT_EQ(restoration.value("prompt", "").find("gate g1"), std::string::npos)
+      << "a consumed decision is not offered again: " << restoration.dump();
+}
+
+TEST_F(GateKillTest, DoubleConflictingAndMismatchedResolutions) {
+  auto sidecar = StartSidecar(Defaults());
+  ASSERT_TRUE(WaitReady(port_, 10000));
+  ASSERT_EQ(HttpCall(port_, "POST", "/v1/gates", RequestBody("g2").dump()).status, 201);
+  // The same request again: the same gate, unchanged.
+  ASSERT_EQ(HttpCall(port_, "POST", "/v1/gates", RequestBody("g2").dump()).status, 200);
+  json changed = RequestBody("g2");
+  changed["reason"] = "something else";
+  EXPECT_EQ(HttpCall(port_, "POST", "/v1/gates", changed.dump()).status, 409);
+
+  json approve = {{"decision", "approved"}, {"by", "bob"}, {"argsSha256", kOtherArgs}};
+  auto r = HttpCall(port_, "POST", "/v1/gates/g2/resolve", approve.dump());
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_EQ(Body(r)["error"]["code"], "ARGS_MISMATCH");
+  approve.erase("argsSha256");
+  r = HttpCall(port_, "POST", "/v1/gates/g2/resolve", approve.dump());
+  EXPECT_EQ(Body(r)["error"]["code"], "ARGS_MISMATCH") << r.body;
+  EXPECT_EQ(Gate("g2")["state"], "pending");
+
+  approve["argsSha256"] = kArgs;
+  r = HttpCall(port_, "POST", "/v1/gates/g2/resolve", approve.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  std::string first = r.body;
+  sidecar = Restart(std::move(sidecar));
+  // Again (over NATS this time): the same answer.
+  json again = Request(subjects::GateResolve(kProcAgent),
+                       json{{"gateId", "g2"}, {"decision", "approved"}, {"by", "bob"}}.dump());
+  EXPECT_EQ(again, json::parse(first));
+  // A conflicting decision: 409 with the first decision.
+  r = HttpCall(port_, "POST", "/v1/gates/g2/resolve",
+               json{{"decision", "rejected"}, {"by", "carol"}}.dump());
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_EQ(Body(r)["error"]["code"], "CONFLICT");
+  EXPECT_EQ(Body(r)["gate"]["decision"]["by"], "bob");
+  EXPECT_EQ(Body(r)["gate"]["state"], "approved");
+  json nats_conflict =
+      Request(subjects::GateResolve(kProcAgent),
+              json{{"gateId", "g2"}, {"decision", "rejected"}, {"by", "carol"}}.dump());
+  EXPECT_EQ(nats_conflict["error"]["code"], "CONFLICT") << nats_conflict.dump();
+  EXPECT_EQ(nats_conflict["gate"]["decision"]["by"], "bob");
+  EXPECT_EQ(HttpCall(port_, "POST", "/v1/gates/nope/resolve", approve.dump()).status, 404);
+}
+
+TEST_F(GateKillTest, AnExpiredGateIsRejectedDurablyAndRefusesLaterApproval) {
+  auto sidecar = StartSidecar(Defaults());
+  ASSERT_TRUE(WaitReady(port_, 10000));
+  json body = {{"gateId", "g3"}, {"reason", "short wait"}, {"ttlSeconds", 1}};
+  ASSERT_EQ(HttpCall(port_, "POST", "/v1/gates", body.dump()).status, 201);
+  // The waiting request ends at the expiry (not at the end of its 60 s).
+  auto r = HttpCall(port_, "GET", "/v1/gates/g3?waitSeconds=60");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["state"], "rejected");
+  EXPECT_EQ(Body(r)["decision"]["expired"], true);
+  sidecar = Restart(std::move(sidecar));
+  json g = Gate("g3");
+  EXPECT_EQ(g["state"], "rejected") << g.dump();
+  EXPECT_EQ(g["decision"]["expired"], true);
+  r = HttpCall(port_, "POST", "/v1/gates/g3/resolve",
+               json{{"decision", "approved"}, {"by", "late"}}.dump());
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_EQ(Body(r)["gate"]["decision"]["expired"], true);
+}
+
+}  // namespace
+}  // namespace agentckpt::testing
