@@ -55,8 +55,10 @@ StatusOr<NatsPosition> PositionCache::Get() {
     std::lock_guard<std::mutex> lock(state_->mu);
     const int64_t age_micros = env_->NowMonotonicMicros() - state_->read_at_micros;
     if (state_->position && age_micros <= options_.max_age_ms * 1000) {
-      state_->refresh_requested = true;  // a fresher one for the next checkpoint
-      state_->cv.notify_all();
+      if (age_micros >= options_.refresh_after_ms * 1000) {
+        state_->refresh_requested = true;  // a fresher one for the next checkpoint
+        state_->cv.notify_all();
+      }
       return *state_->position;
     }
   }

@@ -18,6 +18,10 @@ namespace agentckpt {
 
 struct PositionCacheOptions {
   int64_t max_age_ms = 250;  // a cached position older than this is not used
+  // A cached position at least this old asks for a fresh read in the background; a younger one
+  // does not, so a burst of checkpoints makes one consumer info request per this period instead
+  // of one per checkpoint (each would compete with the checkpoint's own store write).
+  int64_t refresh_after_ms = 100;
 };
 
 class PositionCache {
@@ -28,8 +32,9 @@ class PositionCache {
   // Stops the background reader (a read in progress finishes on its own).
   ~PositionCache();
 
-  // The position, read at most max_age_ms ago; starts a background read for the next call. With
-  // no position that fresh, reads now (and keeps the result). Errors as `read`. Thread-safe.
+  // The position, read at most max_age_ms ago; when it is refresh_after_ms old or more, starts a
+  // background read for the next call. With no position that fresh, reads now (and keeps the
+  // result). Errors as `read`. Thread-safe.
   StatusOr<NatsPosition> Get();
 
   struct State;  // the cached position and the background reader's flags
