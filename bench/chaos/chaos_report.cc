@@ -118,7 +118,10 @@ int WriteReport(const ReportOptions& opt) {
        "choice),\n"
     << "or stops both with SIGTERM (agent first, then the sidecar, as with a native sidecar), "
        "then\n"
-    << "restarts them against the same nats-server and store and measures the recovery.\n\n";
+    << "restarts them against the same nats-server and store and measures the recovery. The\n"
+    << "agent reports every step to the sidecar (POST /v1/tool-calls, PATCH /v1/context) and\n"
+    << "the harness checks that every update answered 2xx before a crash is in the restored\n"
+    << "context (\"Acknowledged updates lost\").\n\n";
   if (!opt.notes.empty()) {
     o << "## Notes on the runs\n\n";
     for (const std::string& n : opt.notes) o << "- " << n << "\n";
@@ -168,8 +171,8 @@ int WriteReport(const ReportOptions& opt) {
     << "restoration prompt (8-14 s, outside the sidecar), which the reference agent here does not\n"
     << "make; so the reference minus its model call (about 6-15 s) is the comparable figure.\n"
     << "\"Agent back at work\": from the restart to the agent's journal line saying it continues\n"
-    << "from the restored checkpoint (it has read the restoration and the checkpoint and set its\n"
-    << "context), over the cycles in which the agent was killed.\n\n";
+    << "from the restored state (it has read the restoration and the sidecar's live context: the\n"
+    << "restored checkpoint plus its journal), over the cycles in which the agent was killed.\n\n";
   o << "## Targets\n\n| Target |";
   for (const Run& r : runs) o << " " << Title(r.s) << " |";
   o << "\n|---|";
