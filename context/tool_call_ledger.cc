@@ -1,6 +1,7 @@
 // ContextState's tool-call ledger methods (context/context_state.h; docs/tool-call-ledger.md).
 #include <utility>
 
+#include "checkpoint/checkpoint_json.h"
 #include "checkpoint/limits.h"
 #include "common/sha256.h"
 #include "common/status_macros.h"
