@@ -46,6 +46,7 @@ nlohmann::json RestoredEventPayload(const RestoreResult& r) {
   if (!r.workspace_error.empty()) j["workspaceError"] = r.workspace_error;
   if (!r.status_error.empty()) j["statusError"] = r.status_error;
   if (!r.journal.empty()) j["journal"] = r.journal;
+  if (!r.gates.empty()) j["gates"] = r.gates;
   j["promptTokens"] = r.prompt_tokens;
   j["promptCut"] = r.prompt_cut;
   j["loadMs"] = Ms(r.timings.load_ms);

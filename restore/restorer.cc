@@ -5,6 +5,7 @@
 
 #include "common/status_macros.h"
 #include "common/time_format.h"
+#include "gate/gate_record.h"
 #include "restore/prompt_builder.h"
 #include "restore/workspace_conflict.h"
 #include "workspace/git_workspace.h"
@@ -157,6 +158,14 @@ Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preload
       r.journal["notApplied"] = journal.fold.not_applied;
     }
     if (!journal.error.empty()) r.journal["error"] = journal.error;
+  }
+  if (cp && !cp->gates.empty()) {
+    auto gates = GatesFromJson(nlohmann::json::parse(cp->gates, nullptr, false));
+    if (gates.ok()) {
+      for (const Gate& g : *gates) {
+        if (!g.consumed) r.gates.push_back(GateToJson(g));
+      }
+    }
   }
   r.timings.load_ms = preload_ms + run->clock.Lap();
   return OkStatus();

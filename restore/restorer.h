@@ -82,6 +82,9 @@ struct RestoreResult {
   // The journal folded into the checkpoint's context (docs/journal.md): applied entries, the
   // sequence reached, where and why the fold stopped. Empty object when the store keeps none.
   nlohmann::json journal = nlohmann::json::object();
+  // The approval gates still to act on (docs/gates.md): pending ones and decisions not yet
+  // consumed, each as gate.schema.json. Empty when there are none.
+  nlohmann::json gates = nlohmann::json::array();
 };
 
 // Where the Restorer announces status and results (NATS in the sidecar). Implementations must

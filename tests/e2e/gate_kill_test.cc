@@ -61,6 +61,9 @@ TEST_F(GateKillTest, PendingGateSurvivesSigkillAndANatsDecisionWakesTheWaitingAg
   json restoration = Body(HttpCall(port_, "GET", "/v1/restoration"));
   EXPECT_NE(restoration.value("prompt", "").find("gate g1 pending"), std::string::npos)
       << restoration.dump();
+  // checkpoint.restored carries the gates still to act on (GET /v1/restoration is its payload).
+  ASSERT_EQ(restoration["gates"].size(), 1u) << restoration.dump();
+  EXPECT_EQ(restoration["gates"][0]["state"], "pending");
 
   // The agent waits; the decision arrives over NATS and ends the wait.
   const int port = port_;
@@ -99,6 +102,7 @@ TEST_F(GateKillTest, PendingGateSurvivesSigkillAndANatsDecisionWakesTheWaitingAg
   restoration = Body(HttpCall(port_, "GET", "/v1/restoration"));
   EXPECT_EQ(restoration.value("prompt", "").find("gate g1"), std::string::npos)
       << "a consumed decision is not offered again: " << restoration.dump();
+  EXPECT_FALSE(restoration.contains("gates")) << restoration.dump();
 }
 
 TEST_F(GateKillTest, DoubleConflictingAndMismatchedResolutions) {
