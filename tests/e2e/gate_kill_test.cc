@@ -54,7 +54,20 @@ TEST_F(GateKillTest, PendingGateSurvivesSigkillAndANatsDecisionWakesTheWaitingAg
   ASSERT_TRUE(latest.ok()) << latest.status().ToString();
   EXPECT_NE(latest->checkpoint.gates.find("\"g1\""), std::string::npos);
 
+  natsSubscription* status = nullptr;
+  ASSERT_EQ(natsConnection_SubscribeSync(&status, events_nc_, subjects::Status(kProcAgent).c_str()),
+            NATS_OK);
+  ASSERT_EQ(natsConnection_FlushTimeout(events_nc_, 2000), NATS_OK);
   sidecar = Restart(std::move(sidecar));
+  // After the restore's "active", the agent is announced "suspended": its gate is pending.
+  std::string last_status;
+  for (natsMsg* m = nullptr; natsSubscription_NextMsg(&m, status, 5000) == NATS_OK;) {
+    last_status = json::parse(natsMsg_GetData(m), nullptr, false).value("status", "");
+    natsMsg_Destroy(m);
+    if (last_status == "suspended") break;
+  }
+  natsSubscription_Destroy(status);
+  EXPECT_EQ(last_status, "suspended");
   json pending = Body(HttpCall(port_, "GET", "/v1/gates?state=pending"));
   ASSERT_EQ(pending["gates"].size(), 1u) << pending.dump();
   EXPECT_EQ(pending["gates"][0]["gateId"], "g1");
