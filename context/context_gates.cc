@@ -33,15 +33,22 @@ StatusOr<GateUpdate> ContextState::CommitGate(JournalKind kind, Gate g) {
 StatusOr<GateUpdate> ContextState::RequestGate(const GateRequestInput& in, int64_t now_ms,
                                                int64_t default_ttl_s,
                                                const std::string& generated_id) {
+  GateRequestInput clean = in;  // secrets never reach the journal, a checkpoint or an event
+  if (redactor_ != nullptr) {
+    redactor_->RedactInPlace(&clean.reason);
+    redactor_->RedactJson(&clean.request);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (frozen_) return UnavailableError("the sidecar is shutting down");
   ASSIGN_OR_RETURN(GateOutcome out,
-                   agentckpt::RequestGate(gates_, in, now_ms, default_ttl_s, generated_id));
+                   agentckpt::RequestGate(gates_, clean, now_ms, default_ttl_s, generated_id));
   if (!out.changed) return GateUpdate{std::move(out.gate), false, journal_position_.sequence};
   return CommitGate(JournalKind::kGateRequest, std::move(out.gate));
 }
 
-StatusOr<GateUpdate> ContextState::ResolveGate(const GateResolution& r, int64_t now_ms) {
+StatusOr<GateUpdate> ContextState::ResolveGate(const GateResolution& in, int64_t now_ms) {
+  GateResolution r = in;
+  if (redactor_ != nullptr) redactor_->RedactJson(&r.response);
   std::lock_guard<std::mutex> lock(mu_);
   if (frozen_) return UnavailableError("the sidecar is shutting down");
   const Gate* g = FindGateLocked(r.gate_id);

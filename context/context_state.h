@@ -146,6 +146,8 @@ class ContextState {
   // kResourceExhausted), kNotFound for an unknown gateId, the journal's (standby, lease lost),
   // kUnavailable after Freeze().
 
+  // Secrets in a gate's reason, request and response are redacted (as the context's text)
+  // before anything is recorded.
   // POST /v1/gates. `generated_id` is used when the request names no gateId.
   StatusOr<GateUpdate> RequestGate(const GateRequestInput& in, int64_t now_ms,
                                    int64_t default_ttl_s, const std::string& generated_id);

@@ -154,7 +154,15 @@ GateReply GateApi::Get(const std::string& gate_id,
     if (!gate->decision && ExpireDue() > 0) gate = deps_.context->GetGate(gate_id);
     if (!gate.ok()) return ErrorReply(gate.status());
   }
+  // A waiter wakes when the decision is applied, which is before its journal entry is durable:
+  // nothing is shown that a crash could still take back.
+  if (Status durable = AwaitRecorded(); !durable.ok()) return ErrorReply(durable);
   return GateReply{200, GateToJson(*gate)};
+}
+
+Status GateApi::AwaitRecorded() {
+  if (deps_.journal == nullptr) return OkStatus();
+  return deps_.journal->Await(deps_.journal->head().sequence).status();
 }
 
 GateReply GateApi::List(const std::map<std::string, std::string>& query) {
@@ -170,6 +178,7 @@ GateReply GateApi::List(const std::map<std::string, std::string>& query) {
   for (const Gate& g : deps_.context->Gates()) {
     if (!want || g.state == *want) list.push_back(GateToJson(g));
   }
+  if (Status durable = AwaitRecorded(); !durable.ok()) return ErrorReply(durable);
   return GateReply{200, {{"gates", list}}};
 }
 

@@ -63,6 +63,9 @@ class GateApi {
   static GateReply ErrorReply(const Status& status);
 
  private:
+  // Waits until everything recorded so far is durable (sync mode), so a read never shows a
+  // change a crash could still take back. The journal's errors.
+  Status AwaitRecorded();
   // The error reply when may_write refuses; nullopt when changes may proceed.
   std::optional<GateReply> Refused() const;
   // Awaits durability of `u` and runs on_change; an error reply when not durable.

@@ -48,6 +48,7 @@ nlohmann::json RestoredEventPayload(const RestoreResult& r) {
   if (!r.journal.empty()) j["journal"] = r.journal;
   j["outcomeUnknownCalls"] = r.outcome_unknown_calls;
   j["completedWritesSinceCheckpoint"] = r.completed_writes_since_checkpoint;
+  if (!r.gates.empty()) j["gates"] = r.gates;
   j["promptTokens"] = r.prompt_tokens;
   j["promptCut"] = r.prompt_cut;
   j["loadMs"] = Ms(r.timings.load_ms);

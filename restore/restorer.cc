@@ -5,6 +5,7 @@
 
 #include "common/status_macros.h"
 #include "common/time_format.h"
+#include "gate/gate_record.h"
 #include "restore/prompt_builder.h"
 #include "restore/workspace_conflict.h"
 #include "workspace/git_workspace.h"
@@ -161,6 +162,14 @@ Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preload
   if (cp && cp->ledger) r.outcome_unknown_calls = static_cast<int64_t>(cp->ledger->open.size());
   for (const LedgerCall& c : journal.fold.completed_calls) {
     if (c.effect == ToolEffect::kWrite) ++r.completed_writes_since_checkpoint;
+  }
+  if (cp && !cp->gates.empty()) {
+    auto gates = GatesFromJson(nlohmann::json::parse(cp->gates, nullptr, false));
+    if (gates.ok()) {
+      for (const Gate& g : *gates) {
+        if (!g.consumed) r.gates.push_back(GateToJson(g));
+      }
+    }
   }
   r.timings.load_ms = preload_ms + run->clock.Lap();
   return OkStatus();

@@ -86,6 +86,9 @@ struct RestoreResult {
   // outcome_unknown) and write calls the journal after the checkpoint completed.
   int64_t outcome_unknown_calls = 0;
   int64_t completed_writes_since_checkpoint = 0;
+  // The approval gates still to act on (docs/gates.md): pending ones and decisions not yet
+  // consumed, each as gate.schema.json. Empty when there are none.
+  nlohmann::json gates = nlohmann::json::array();
 };
 
 // Where the Restorer announces status and results (NATS in the sidecar). Implementations must

@@ -346,6 +346,14 @@ void Sidecar::Activate(const Lease& lease) {
       report(restore_->Run());
     }
   }
+  // The restore says "active"; an agent with a pending gate is still waiting on a human.
+  for (const Gate& g : context_.Gates()) {
+    if (g.decision) continue;
+    PublishEvent("status", {{"agentId", config_.agent_id},
+                            {"status", "suspended"},
+                            {"at", FormatRfc3339Millis(env_->NowUnixMillis())}});
+    break;
+  }
   writer_->SetLease(LeaseToken{lease.holder, lease.epoch});
   JournalWriter* journal = journal_.get();
   writer_->SetJournal([journal](int64_t sequence) { journal->CheckpointWritten(sequence); },

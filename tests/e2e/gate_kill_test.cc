@@ -54,13 +54,29 @@ TEST_F(GateKillTest, PendingGateSurvivesSigkillAndANatsDecisionWakesTheWaitingAg
   ASSERT_TRUE(latest.ok()) << latest.status().ToString();
   EXPECT_NE(latest->checkpoint.gates.find("\"g1\""), std::string::npos);
 
+  natsSubscription* status = nullptr;
+  ASSERT_EQ(natsConnection_SubscribeSync(&status, events_nc_, subjects::Status(kProcAgent).c_str()),
+            NATS_OK);
+  ASSERT_EQ(natsConnection_FlushTimeout(events_nc_, 2000), NATS_OK);
   sidecar = Restart(std::move(sidecar));
+  // After the restore's "active", the agent is announced "suspended": its gate is pending.
+  std::string last_status;
+  for (natsMsg* m = nullptr; natsSubscription_NextMsg(&m, status, 5000) == NATS_OK;) {
+    last_status = json::parse(natsMsg_GetData(m), nullptr, false).value("status", "");
+    natsMsg_Destroy(m);
+    if (last_status == "suspended") break;
+  }
+  natsSubscription_Destroy(status);
+  EXPECT_EQ(last_status, "suspended");
   json pending = Body(HttpCall(port_, "GET", "/v1/gates?state=pending"));
   ASSERT_EQ(pending["gates"].size(), 1u) << pending.dump();
   EXPECT_EQ(pending["gates"][0]["gateId"], "g1");
   json restoration = Body(HttpCall(port_, "GET", "/v1/restoration"));
   EXPECT_NE(restoration.value("prompt", "").find("gate g1 pending"), std::string::npos)
       << restoration.dump();
+  // checkpoint.restored carries the gates still to act on (GET /v1/restoration is its payload).
+  ASSERT_EQ(restoration["gates"].size(), 1u) << restoration.dump();
+  EXPECT_EQ(restoration["gates"][0]["state"], "pending");
 
   // The agent waits; the decision arrives over NATS and ends the wait.
   const int port = port_;
@@ -99,6 +115,7 @@ TEST_F(GateKillTest, PendingGateSurvivesSigkillAndANatsDecisionWakesTheWaitingAg
   restoration = Body(HttpCall(port_, "GET", "/v1/restoration"));
   EXPECT_EQ(restoration.value("prompt", "").find("gate g1"), std::string::npos)
       << "a consumed decision is not offered again: " << restoration.dump();
+  EXPECT_FALSE(restoration.contains("gates")) << restoration.dump();
 }
 
 TEST_F(GateKillTest, DoubleConflictingAndMismatchedResolutions) {
