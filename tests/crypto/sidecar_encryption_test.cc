@@ -55,7 +55,9 @@ TEST_F(SidecarEncryptionTest, WritesEncryptedReadsDecryptedAndRotates) {
     HttpReply got = HttpCall(port_, "GET", "/v1/checkpoints/" + first_id);
     ASSERT_EQ(got.status, 200) << got.body;
     EXPECT_NE(got.body.find(kSecretMarker), std::string::npos);
-    EXPECT_EQ(json::parse(got.body)["schemaVersion"], 1);
+    // Served decrypted: the plaintext version 2 document, with the tool-call ledger.
+    EXPECT_EQ(json::parse(got.body)["schemaVersion"], 2);
+    EXPECT_TRUE(json::parse(got.body).contains("ledger"));
     ASSERT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
   }
   EXPECT_EQ(StoreBytes().find(kSecretMarker), std::string::npos);
