@@ -30,7 +30,9 @@ Status OptString(const json& body, const char* key, std::string* out, size_t max
 
 Status CheckKeys(const json& body, std::initializer_list<const char*> keys) {
   if (!body.is_object()) return InvalidArgumentError("document: expected an object");
-  for (const auto& [key, value] : body.items()) {
+  for (const auto& item : body.items()) {
+    // A named copy: clang 14 cannot capture a structured binding in a lambda.
+    const std::string& key = item.key();
     if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
       return InvalidArgumentError(key + ": unknown field");
     }
