@@ -3,6 +3,7 @@
 // after its consumption; resolutions over NATS and HTTP; double, conflicting and mismatched
 // resolutions; expiry.
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <future>
@@ -116,6 +117,55 @@ TEST_F(GateKillTest, PendingGateSurvivesSigkillAndANatsDecisionWakesTheWaitingAg
   EXPECT_EQ(restoration.value("prompt", "").find("gate g1"), std::string::npos)
       << "a consumed decision is not offered again: " << restoration.dump();
   EXPECT_FALSE(restoration.contains("gates")) << restoration.dump();
+}
+
+// The agent is a process of its own that waits on the long poll and is SIGKILLed while it waits
+// (it holds no gate state: the gate lives in the sidecar). The decision made meanwhile is what
+// the agent's next start finds, and the dead waiter holds nothing up: the sidecar still stops
+// at once on SIGTERM.
+TEST_F(GateKillTest, AWaitingAgentKilledWithSigkillFindsTheDecisionAtItsNextStart) {
+  auto sidecar = StartSidecar(Defaults());
+  ASSERT_TRUE(WaitReady(port_, 10000));
+  ASSERT_EQ(HttpCall(port_, "POST", "/v1/gates", RequestBody("g-agent").dump()).status, 201);
+
+  // The waiting agent: bash sends the long poll on a socket of its own, says so, and reads.
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  const std::string script =
+      "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port_) +
+      " && printf 'GET /v1/gates/g-agent?waitSeconds=60 HTTP/1.1\\r\\nHost: agent\\r\\n\\r\\n' "
+      ">&3 && echo sent && cat <&3";
+  pid_t agent = ::fork();
+  ASSERT_GE(agent, 0);
+  if (agent == 0) {
+    ::dup2(out[1], 1);
+    ::close(out[0]);
+    ::execlp("bash", "bash", "-c", script.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  char buf[16] = {};
+  ssize_t n = ::read(out[0], buf, sizeof buf - 1);  // "sent": the request is on the wire
+  ::close(out[0]);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, 4), "sent");
+  ASSERT_EQ(::kill(agent, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(agent, &status, 0), agent);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+  json reply = Request(
+      subjects::GateResolve(kProcAgent),
+      json{{"gateId", "g-agent"}, {"decision", "approved"}, {"by", "bob"}, {"argsSha256", kArgs}}
+          .dump());
+  ASSERT_EQ(reply["state"], "approved") << reply.dump();
+  // The agent's next start: the decision, not yet consumed.
+  json g = Gate("g-agent");
+  EXPECT_EQ(g["state"], "approved") << g.dump();
+  EXPECT_EQ(g["decision"]["by"], "bob");
+  EXPECT_EQ(g["consumed"], false);
+  // The dead waiter's connection does not hold the shutdown for its 60 s.
+  EXPECT_EQ(sidecar->Signal(SIGTERM, 10000), 0) << sidecar->Stderr();
 }
 
 TEST_F(GateKillTest, DoubleConflictingAndMismatchedResolutions) {
