@@ -108,8 +108,10 @@ StatusOr<nlohmann::json> EmulatorProcess::Stats() {
 std::unique_ptr<FirestoreStore> OpenEmulatorStore(const std::string& host_port,
                                                   const std::string& project,
                                                   int64_t request_timeout_ms,
-                                                  int64_t overall_deadline_ms) {
+                                                  int64_t overall_deadline_ms,
+                                                  int64_t hedge_after_ms) {
   FirestoreStoreOptions options;
+  if (hedge_after_ms >= 0) options.hedge_after_ms = hedge_after_ms;
   options.project_id = project;
   options.endpoint = "http://" + host_port;
   options.request_timeout_ms = request_timeout_ms;

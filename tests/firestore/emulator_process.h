@@ -56,10 +56,12 @@ void DamageSnapshotSequence(EmulatorProcess* emulator, const std::string& projec
                             const std::string& agent, const std::string& checkpoint_id);
 
 // A FirestoreStore on the emulator at `host_port` for `project` (database "(default)"), with
-// short timeouts suited to loopback.
+// short timeouts suited to loopback. `hedge_after_ms` < 0 keeps the store's default; 0 turns
+// hedging off (a test that counts requests: a hedge is a second copy of a slow request).
 std::unique_ptr<FirestoreStore> OpenEmulatorStore(const std::string& host_port,
                                                   const std::string& project,
                                                   int64_t request_timeout_ms = 2000,
-                                                  int64_t overall_deadline_ms = 20000);
+                                                  int64_t overall_deadline_ms = 20000,
+                                                  int64_t hedge_after_ms = -1);
 
 }  // namespace agentckpt::testing
