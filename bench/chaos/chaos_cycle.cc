@@ -131,22 +131,17 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
       row->msgs_after_checkpoint = r.msgs_after_checkpoint;
     }
   }
-  // Application-subject traffic while the restore ran: the feed is idle, so any inbox message is
-  // foreign, and a result must be one the agent journaled.
-  DrainJournal();
+  // Inbox traffic while the restore ran: the feed is idle, so any inbox message is foreign.
+  DrainProbeLog();
   CheckAcknowledged(t0, kill_t_, resumed_global, checkpoint_global, row);
   size_t n = obs_.size();
   for (size_t i = e0; i < n && window_end > 0; ++i) {
     Observed e = obs_.at(i);
     if (e.t < t0 || e.t > window_end) continue;
-    bool inbox = e.subject.rfind("inbox.", 0) == 0, out = e.subject.rfind("out.", 0) == 0;
-    if (!inbox && !out) continue;
+    if (e.subject.rfind("inbox.", 0) != 0) continue;
     ++row->app_msgs_in_window;
-    std::string key = out && e.data.is_object() ? e.data.value("key", "") : "";
-    if (inbox || effect_count_.count(key) == 0) {
-      ++row->replay_side_effects;
-      AddNote(row, "during restore: " + e.subject + " " + e.data.dump());
-    }
+    ++row->replay_side_effects;
+    AddNote(row, "during restore: " + e.subject + " " + e.data.dump());
   }
 }
 
@@ -197,22 +192,42 @@ void ChaosRun::CheckAcknowledged(double t0, double kill_t, int64_t resumed_globa
 CycleRow ChaosRun::Cycle(int n) {
   CycleRow row;
   row.cycle = n;
-  bool term = o_.mode == "sigterm" || (o_.mode == "mixed" && rng_() % 4 == 0);
+  // An agent started with a crash point is never stopped with SIGTERM: it may crash first.
+  bool term =
+      o_.mode == "sigterm" || (o_.mode == "mixed" && agent_crash_point_.empty() && rng_() % 4 == 0);
   static const char* kTargets[] = {"agent", "sidecar", "both"};
+  // An agent started with a crash point crashes there on its own; the sidecar goes down with it
+  // in half of those cycles.
+  const bool injected = !term && !agent_crash_point_.empty();
   row.signal = term ? "SIGTERM" : "SIGKILL";
-  row.target = term ? "both" : kTargets[rng_() % 3];
+  row.target = term       ? "both"
+               : injected ? (rng_() % 2 == 0 ? "agent" : "both")
+                          : kTargets[rng_() % 3];
   row.fed = static_cast<int>(rng_() % 4);
+  if (injected) row.fed = std::max(row.fed, agent_crash_call_);
   for (int i = 0; i < row.fed; ++i) {
     ++feed_sent_;
     json m = {{"feed", "f-" + std::to_string(feed_sent_)},
               {"request", "summarise ticket " + std::to_string(feed_sent_)}};
     if (!obs_.Feed(m.dump()).ok()) AddNote(&row, "feed failed");
   }
-  row.run_ms = o_.min_run_ms +
-               static_cast<int>(rng_() % static_cast<uint64_t>(o_.max_run_ms - o_.min_run_ms + 1));
-  SleepMs(row.run_ms);  // the random moment of the crash
-  if (!agent_->running())
-    AddNote(&row, "agent had exited with " + std::to_string(agent_->exit_code()));
+  if (injected) {
+    row.injected_crash = agent_crash_point_;
+    const double t0 = WallMillis();
+    const int code = agent_->Wait(20000);  // until the agent reaches its crash point
+    row.run_ms = static_cast<int>(WallMillis() - t0);
+    if (code != 128 + SIGKILL) {
+      AddNote(&row, "agent did not crash at " + agent_crash_point_ + " (exit " +
+                        std::to_string(code) + ")");
+    }
+  } else {
+    row.run_ms =
+        o_.min_run_ms +
+        static_cast<int>(rng_() % static_cast<uint64_t>(o_.max_run_ms - o_.min_run_ms + 1));
+    SleepMs(row.run_ms);  // the random moment of the crash
+    if (!agent_->running())
+      AddNote(&row, "agent had exited with " + std::to_string(agent_->exit_code()));
+  }
   if (!sidecar_->running()) {
     AddNote(&row, "sidecar had exited with " + std::to_string(sidecar_->exit_code()));
   }

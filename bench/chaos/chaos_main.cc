@@ -59,6 +59,9 @@ int main(int argc, char** argv) {
   run->add_option("--lease-ttl-s", o.lease_ttl_s, "CKPT_LEASE_TTL_S (0: default)")
       ->check(CLI::Range(0, 3600));
   run->add_flag("--no-timing-targets", no_timing, "exit code from correctness targets only");
+  bool no_injected = false;
+  run->add_flag("--no-injected-crashes", no_injected,
+                "only kills at random moments, no crashes at the agent's write-call points");
 
   std::string partial_dir;
   CLI::App* summarize = app.add_subcommand(
@@ -87,6 +90,7 @@ int main(int argc, char** argv) {
   }
   if (o.seed == 0) o.seed = std::random_device{}() | 1;
   o.timing_targets = !no_timing;
+  o.injected_crashes = !no_injected;
   chaos::ChaosRun chaos_run(o);
   return chaos_run.Run();
 }

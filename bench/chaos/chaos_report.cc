@@ -152,6 +152,17 @@ int WriteReport(const ReportOptions& opt) {
     return Num(s["duplicatesPerCrash"], 3) + " (" + std::to_string(s.value("duplicates", 0)) +
            " in all)";
   });
+  Row(o, "Interrupted write calls surfaced as outcome_unknown", "n/a", runs, [](const json& s) {
+    const json& l = s["ledger"];
+    if (!l.is_object()) return std::string("n/a");
+    return std::to_string(l.value("surfacedOutcomeUnknown", 0)) + " of " +
+           std::to_string(l.value("interruptedWriteCalls", 0) - l.value("notRetriedByRunEnd", 0));
+  });
+  Row(o, "Re-executions of a completed key", "n/a", runs, [](const json& s) {
+    const json& l = s["ledger"];
+    return l.is_object() ? std::to_string(l.value("completedKeysReexecuted", 0))
+                         : std::string("n/a");
+  });
   Row(o, "Checkpoint creation p50 / p95 / p99", "1.2-3.8 s", runs,
       [](const json& s) { return Dist(s["checkpointCreationMs"]["all"]); });
   Row(o, "Confirmed checkpoints lost", "n/a", runs,
@@ -170,7 +181,8 @@ int WriteReport(const ReportOptions& opt) {
     << "restarted. The reference's 18/27/29 s also include the agent's model call with the\n"
     << "restoration prompt (8-14 s, outside the sidecar), which the reference agent here does not\n"
     << "make; so the reference minus its model call (about 6-15 s) is the comparable figure.\n"
-    << "\"Agent back at work\": from the restart to the agent's journal line saying it continues\n"
+    << "\"Agent back at work\": from the restart to the agent's probe-log line saying it "
+       "continues\n"
     << "from the restored state (it has read the restoration and the sidecar's live context: the\n"
     << "restored checkpoint plus its journal), over the cycles in which the agent was killed.\n\n";
   o << "## Targets\n\n| Target |";
@@ -225,8 +237,9 @@ int WriteReport(const ReportOptions& opt) {
        "store\n"
     << "  is also opened directly: every confirmed checkpoint within retention must be there and\n"
     << "  verify (finalStoreCheck).\n"
-    << "- **Acknowledged updates lost**: the agent journals every context update the sidecar\n"
-    << "  answered 2xx (PUT/PATCH /v1/context, POST /v1/tool-calls) with the reply's\n"
+    << "- **Acknowledged updates lost**: the agent logs every context update the sidecar\n"
+    << "  answered 2xx (PUT/PATCH /v1/context, POST /v1/tool-calls) to its probe log with the "
+       "reply's\n"
     << "  journalSequence. After a sidecar restart every such update made before it must be at or\n"
     << "  below the journal sequence the restore reached (checkpoint.restored "
        "journal.lastSequence);\n"
@@ -240,19 +253,22 @@ int WriteReport(const ReportOptions& opt) {
     << "  checkpoint are not lost: replay reports them as handled and JetStream does not "
        "redeliver\n"
     << "  them.\n"
-    << "- **Duplicate side effects**: the agent's external effect is handling an inbox message\n"
-    << "  (journaled with its idempotency key `msg:<stream sequence>`, result published on\n"
-    << "  `out.<agent>.results`, then acked). A key journaled twice is a duplicate: a crash "
-       "between\n"
-    << "  the journal line and the ack makes JetStream redeliver the message. The journal is "
-       "written\n"
-    << "  first, so this count is an upper bound.\n"
-    << "- **Side effects during replay**: every message on the agent's application subjects\n"
-    << "  (`inbox.<agent>.>`, `out.<agent>.>`) between the restart and `checkpoint.restored` that\n"
-    << "  neither the feed nor the agent's journal accounts for; over the whole run, also any "
-       "inbox\n"
-    << "  message seen twice and any result nobody journaled (unattributedAppMessages). When both\n"
-    << "  were killed, the agent's durable consumer is compared before and after the restore.\n"
+    << "- **Duplicate side effects**: the agent's external effect is handling an inbox message:\n"
+    << "  a write call through the sidecar's tool-call ledger (key `msg:<stream sequence>`) whose\n"
+    << "  effect is a request to a sink the harness owns, then the ack. The sink counts "
+       "executions\n"
+    << "  per key; a second execution of a key is a duplicate. The agent keeps nothing of its "
+       "own:\n"
+    << "  a begin answered OUTCOME_UNKNOWN makes it ask the sink and reconcile. Every second "
+       "agent\n"
+    << "  start crashes itself (SIGKILL) at one of the four points around a write call (before\n"
+    << "  begin, after begin, after the effect, after end), in turn; a call cut after begin or\n"
+    << "  after the effect must come back as OUTCOME_UNKNOWN, and a completed key must never be\n"
+    << "  executed again.\n"
+    << "- **Side effects during replay**: every inbox message (`inbox.<agent>.>`) between the\n"
+    << "  restart and `checkpoint.restored` that the feed does not account for; over the whole\n"
+    << "  run, also any inbox message seen twice (unattributedAppMessages). When both were\n"
+    << "  killed, the agent's durable consumer is compared before and after the restore.\n"
     << "- **pre_shutdown**: on SIGTERM the `checkpoint.created` with trigger `pre_shutdown` must "
        "be\n"
     << "  the checkpoint the next start restores.\n"

@@ -68,7 +68,7 @@ Status ChaosRun::Setup() {
   ::mkdir(work_.c_str(), 0755);
   ::mkdir((work_ + "/logs").c_str(), 0755);
   ::mkdir((work_ + "/jetstream").c_str(), 0755);
-  std::remove((work_ + "/journal.jsonl").c_str());
+  std::remove((work_ + "/probe.jsonl").c_str());
   std::remove((work_ + "/checkpoints.db").c_str());
   nats_port_ = PickFreePort();
   nats_ = std::make_unique<ChildProcess>(
@@ -102,6 +102,8 @@ Status ChaosRun::Setup() {
   }
   Status st = obs_.Start("nats://127.0.0.1:" + std::to_string(nats_port_), o_.agent_id, kStream);
   if (!st.ok()) return st;
+  st = sink_.Start("nats://127.0.0.1:" + std::to_string(nats_port_), o_.agent_id);
+  if (!st.ok()) return st;
   {
     std::string url = "nats://127.0.0.1:" + std::to_string(nats_port_);
     auto connected = agentckpt::ConnectNatsUrl(url);
@@ -111,7 +113,7 @@ Status ChaosRun::Setup() {
     natsConnection_Destroy(nc);
     if (!st.ok()) return st;
   }
-  tail_ = std::make_unique<reference_agent::JournalTail>(work_ + "/journal.jsonl");
+  tail_ = std::make_unique<reference_agent::ProbeLogTail>(work_ + "/probe.jsonl");
   http_port_ = PickFreePort();
   st = StartSidecar();
   if (!st.ok()) return st;
@@ -140,26 +142,50 @@ Status ChaosRun::StartSidecar() {
 Status ChaosRun::StartAgent() {
   ++agent_inc_;
   resume_by_pid_.clear();  // pids are reused: only a resume line after this start counts
-  agent_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{o_.bin_dir + "/reference_agent", "run", "--nats",
-                               "nats://127.0.0.1:" + std::to_string(nats_port_), "--agent",
-                               o_.agent_id, "--sidecar",
-                               "http://127.0.0.1:" + std::to_string(http_port_), "--journal",
-                               work_ + "/journal.jsonl", "--step-ms", std::to_string(o_.step_ms),
-                               "--precompaction-every", std::to_string(o_.precompaction_every)},
-      std::map<std::string, std::string>{}, LogPath("agent", agent_inc_));
+  std::vector<std::string> argv = {o_.bin_dir + "/reference_agent",
+                                   "run",
+                                   "--nats",
+                                   "nats://127.0.0.1:" + std::to_string(nats_port_),
+                                   "--agent",
+                                   o_.agent_id,
+                                   "--sidecar",
+                                   "http://127.0.0.1:" + std::to_string(http_port_),
+                                   "--probe-log",
+                                   work_ + "/probe.jsonl",
+                                   "--step-ms",
+                                   std::to_string(o_.step_ms),
+                                   "--precompaction-every",
+                                   std::to_string(o_.precompaction_every)};
+  // Every second start (SIGTERM-only runs aside) the agent is told to crash at one of the four
+  // points around a write call, in turn, at its first or second write call.
+  static const char* kPoints[] = {"before_begin", "after_begin", "after_effect", "after_end"};
+  agent_crash_point_.clear();
+  if (o_.injected_crashes && o_.mode != "sigterm" && agent_inc_ % 2 == 0) {
+    agent_crash_point_ = kPoints[crash_starts_++ % 4];
+    agent_crash_call_ = 1 + static_cast<int>(rng_() % 2);
+    argv.insert(argv.end(), {"--crash-at", agent_crash_point_, "--crash-on-call",
+                             std::to_string(agent_crash_call_)});
+  }
+  agent_ = std::make_unique<ChildProcess>(argv, std::map<std::string, std::string>{},
+                                          LogPath("agent", agent_inc_));
   return agent_->running() ? agentckpt::OkStatus()
                            : agentckpt::InternalError("agent did not start");
 }
 
-void ChaosRun::DrainJournal() {
+void ChaosRun::DrainProbeLog() {
+  // The sink's executions are taken first: every probe line written before one of them (an
+  // "ended" line, above all) is then in the file when it is read below.
+  const std::vector<EffectSink::Execution> executions = sink_.TakeNew();
+  for (const EffectSink::Execution& e : executions) handled_seqs_.insert(e.seq);
   for (const json& line : tail_->ReadNew()) {
     std::string k = line.value("k", "");
     double t = line.value("t", 0.0);
-    if (k == "effect") {
-      std::string key = line.value("key", "");
-      if (effect_count_[key]++ > 0) ++duplicates_pending_;
-      handled_seqs_.insert(line.value("seq", uint64_t{0}));
+    const std::string key = line.value("key", "");
+    if (k == "crash") {
+      crashes_.push_back(Mark{t, key, line.value("point", "")});
+    } else if (k == "unknown" || k == "ended") {
+      key_marks_.push_back(Mark{t, key, k});
+      if (k == "ended") ended_t_.emplace(key, t);
     } else if (k == "work") {
       int64_t g = line.value("global", int64_t{0});
       step_time_[g] = t;
@@ -184,12 +210,21 @@ void ChaosRun::DrainJournal() {
       last_global_t_ = t;
     }
   }
+  for (const EffectSink::Execution& e : executions) {
+    ++sink_executions_;
+    if (e.count > 1) {
+      ++duplicates_pending_;
+      ++duplicates_total_;
+    }
+    auto ended = ended_t_.find(e.key);
+    if (ended != ended_t_.end() && ended->second < e.t) ++reexecuted_completed_;
+  }
 }
 
 bool ChaosRun::WaitResume(int timeout_ms, Resume* out) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
-    DrainJournal();
+    DrainProbeLog();
     auto it = resume_by_pid_.find(agent_->pid());
     if (it != resume_by_pid_.end()) {
       *out = it->second;
@@ -201,7 +236,7 @@ bool ChaosRun::WaitResume(int timeout_ms, Resume* out) {
 }
 
 void ChaosRun::ScanEvents() {
-  DrainJournal();
+  DrainProbeLog();
   size_t n = obs_.size();
   for (; scanned_ < n; ++scanned_) {
     Observed e = obs_.at(scanned_);
@@ -213,22 +248,8 @@ void ChaosRun::ScanEvents() {
     } else if (e.subject.rfind("inbox.", 0) == 0) {
       std::string id = e.data.is_object() ? e.data.value("feed", "") : "";
       if (id.empty() || !feed_seen_.insert(id).second) ++unattributed_;
-    } else if (e.subject.rfind("out.", 0) == 0) {
-      std::string key = e.data.is_object() ? e.data.value("key", "") : "";
-      if (effect_count_.count(key) == 0) unresolved_out_.push_back({scanned_, key});
     }
   }
-  // A result can arrive before its journal line was read; re-check those, then count them.
-  std::vector<std::pair<size_t, std::string>> still;
-  for (auto& [index, key] : unresolved_out_) {
-    if (effect_count_.count(key) > 0) continue;
-    if (WallMillis() - obs_.at(index).t > 2000) {
-      ++unattributed_;
-    } else {
-      still.push_back({index, key});
-    }
-  }
-  unresolved_out_.swap(still);
 }
 
 Status ChaosRun::FinalStoreCheck(json* out) {
@@ -273,6 +294,38 @@ std::string LoadAverage() {
 }
 
 }  // namespace
+
+json ChaosRun::LedgerSummary() const {
+  std::map<std::string, int> by_point;
+  int interrupted = 0, surfaced = 0, not_surfaced = 0, not_retried = 0;
+  for (const Mark& c : crashes_) {
+    ++by_point[c.what];
+    if (c.what != "after_begin" && c.what != "after_effect") continue;
+    ++interrupted;  // begun, not ended: the next begin of the key must answer OUTCOME_UNKNOWN
+    const Mark* next = nullptr;
+    for (const Mark& m : key_marks_) {
+      if (m.key == c.key && m.t > c.t) {
+        next = &m;
+        break;
+      }
+    }
+    if (next == nullptr) {
+      ++not_retried;
+    } else if (next->what == "unknown") {
+      ++surfaced;
+    } else {
+      ++not_surfaced;
+    }
+  }
+  return {{"injectedCrashes", by_point},
+          {"interruptedWriteCalls", interrupted},
+          {"surfacedOutcomeUnknown", surfaced},
+          {"endedWithoutOutcomeUnknown", not_surfaced},
+          {"notRetriedByRunEnd", not_retried},
+          {"sinkExecutions", sink_executions_},
+          {"duplicateExecutions", duplicates_total_},
+          {"completedKeysReexecuted", reexecuted_completed_}};
+}
 
 int ChaosRun::Run() {
   std::printf("chaos: seed %llu, %d cycles, mode %s, store %s%s\n",
@@ -330,6 +383,14 @@ int ChaosRun::Run() {
   }
   json summary = Summarize(o_, rows, created_);
   summary["finalStoreCheck"] = final_check;
+  const json ledger = LedgerSummary();
+  summary["ledger"] = ledger;
+  for (const char* k :
+       {"duplicateExecutions", "completedKeysReexecuted", "endedWithoutOutcomeUnknown"}) {
+    const int v = ledger[k].get<int>();
+    summary["targets"][k] = {{"value", v}, {"limit", 0}, {"pass", v == 0}};
+    if (v != 0) summary["pass"] = false;
+  }
   summary["unattributedAppMessages"] = unattributed_;
   summary["targets"]["unattributedAppMessages"] = {
       {"value", unattributed_}, {"limit", 0}, {"pass", unattributed_ == 0}};

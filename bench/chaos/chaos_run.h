@@ -5,7 +5,7 @@
 // and measures the recovery against what it saw before the kill (see CycleRow).
 //
 // Outputs in options.out_dir: cycles.csv, cycles.jsonl, created.csv (every checkpoint.created),
-// summary.json, and work/ (the journal, the store, per-process logs of failed cycles).
+// summary.json, and work/ (the agent's probe log, the store, per-process logs of failed cycles).
 #pragma once
 
 #include <map>
@@ -18,9 +18,10 @@
 
 #include "bench/chaos/chaos_types.h"
 #include "bench/chaos/child_process.h"
+#include "bench/chaos/effect_sink.h"
 #include "bench/chaos/nats_observer.h"
 #include "common/status.h"
-#include "examples/reference_agent/side_effect_journal.h"
+#include "examples/reference_agent/probe_log.h"
 
 namespace chaos {
 
@@ -33,7 +34,7 @@ class ChaosRun {
   int Run();
 
  private:
-  // What the journal said when an agent incarnation resumed.
+  // What the probe log said when an agent incarnation resumed.
   struct Resume {
     nlohmann::json line;
     double restored_step_t = 0;  // when the restored step was first finished (0: unknown)
@@ -42,7 +43,7 @@ class ChaosRun {
     int msgs_after_checkpoint = 0;
   };
 
-  // An update the sidecar answered 2xx, as the agent journaled it.
+  // An update the sidecar answered 2xx, as the agent's probe log has it.
   struct Ack {
     double t = 0;
     int64_t journal_seq = -1;
@@ -53,11 +54,15 @@ class ChaosRun {
   agentckpt::Status Setup();
   agentckpt::Status StartSidecar();
   agentckpt::Status StartAgent();
-  // Waits until the journal holds the "resume" line of the running agent; false on timeout.
+  // Waits until the probe log holds the "resume" line of the running agent; false on timeout.
   bool WaitResume(int timeout_ms, Resume* out);
   CycleRow Cycle(int n);
   void Restart(bool sidecar, bool agent, CycleRow* row);
-  void DrainJournal();
+  // Reads the new probe-log lines, then the sink's new executions (in that order: an "ended"
+  // line is read before any execution that came after it).
+  void DrainProbeLog();
+  // The write-call figures over the whole run (summary "ledger") and their targets.
+  nlohmann::json LedgerSummary() const;
   // Checks the updates acknowledged before the restart at t0 against what was restored: the
   // restored journal sequence (sidecar restarts) and the step the agent resumed at (agent
   // restarts); sets acked_updates, acked_lost and work_lost_ms.
@@ -68,7 +73,7 @@ class ChaosRun {
   // The agent's global step in checkpoint `id`, read from the sidecar; -1 when unknown.
   int64_t CheckpointGlobal(const std::string& id);
   // Records every checkpoint.created received so far (confirmed_) and counts application
-  // messages (feed repeats, results nobody journaled).
+  // messages (feed repeats, inbox messages nobody fed).
   void ScanEvents();
   std::string PreShutdownFromLog(const std::string& log_path);
   agentckpt::Status FinalStoreCheck(nlohmann::json* out);
@@ -83,10 +88,21 @@ class ChaosRun {
   int sidecar_inc_ = 0, agent_inc_ = 0;
   double kill_t_ = 0;  // when this cycle's signal was sent
   NatsObserver obs_;
-  std::unique_ptr<reference_agent::JournalTail> tail_;
+  std::unique_ptr<reference_agent::ProbeLogTail> tail_;
+  EffectSink sink_;
+  std::string agent_crash_point_;  // the running agent's injected crash point ("": none)
+  int agent_crash_call_ = 0;
+  int crash_starts_ = 0;
 
-  // From the journal.
-  std::map<std::string, int> effect_count_;
+  // From the probe log and the sink.
+  struct Mark {
+    double t = 0;
+    std::string key, what;  // what: the crash point, or "unknown" / "ended"
+  };
+  std::vector<Mark> crashes_;              // injected crashes, in order
+  std::vector<Mark> key_marks_;            // "unknown" and "ended" lines, in order
+  std::map<std::string, double> ended_t_;  // key -> when its end was first acknowledged
+  int sink_executions_ = 0, reexecuted_completed_ = 0, duplicates_total_ = 0;
   std::set<uint64_t> handled_seqs_;
   std::map<int64_t, double> step_time_;  // global step -> when it was last finished
   int64_t last_global_ = 0;
@@ -102,8 +118,7 @@ class ChaosRun {
   std::vector<nlohmann::json> created_;          // every checkpoint.created, with "t"
   std::set<std::string> feed_seen_;
   int feed_sent_ = 0;
-  int unattributed_ = 0;  // application messages outside any restore window nobody accounts for
-  std::vector<std::pair<size_t, std::string>> unresolved_out_;  // (index, key) to re-check
+  int unattributed_ = 0;  // inbox messages outside any restore window nobody accounts for
 };
 
 }  // namespace chaos

@@ -28,6 +28,7 @@ nlohmann::json CycleRow::ToJson() const {
           {"replayHandled", replay_handled},
           {"replayPending", replay_pending},
           {"duplicates", duplicates},
+          {"injectedCrash", injected_crash},
           {"replaySideEffects", replay_side_effects},
           {"appMsgsInRestoreWindow", app_msgs_in_window},
           {"consumerUnchanged", consumer_unchanged},
@@ -43,7 +44,7 @@ std::string CycleRow::CsvHeader() {
          "confirmed_lost,recovery_ms,restore_total_ms,agent_resume_ms,steps_lost,work_lost_ms,"
          "msgs_after_checkpoint,replay_handled,replay_pending,duplicates,replay_side_effects,"
          "app_msgs_in_window,consumer_unchanged,pre_shutdown,sidecar_exit,resumed_from_restore,"
-         "acked_updates,acked_lost,restored_journal_seq,ok,note";
+         "acked_updates,acked_lost,restored_journal_seq,ok,note,injected_crash";
 }
 
 std::string CycleRow::ToCsv() const {
@@ -59,7 +60,7 @@ std::string CycleRow::ToCsv() const {
     << replay_pending << ',' << duplicates << ',' << replay_side_effects << ','
     << app_msgs_in_window << ',' << consumer_unchanged << ',' << pre_shutdown << ',' << sidecar_exit
     << ',' << (resumed_from_restore ? 1 : 0) << ',' << acked_updates << ',' << acked_lost << ','
-    << restored_journal_seq << ',' << (ok ? 1 : 0) << ',' << clean_note;
+    << restored_journal_seq << ',' << (ok ? 1 : 0) << ',' << clean_note << ',' << injected_crash;
   return o.str();
 }
 

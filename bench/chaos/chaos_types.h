@@ -26,6 +26,10 @@ struct ChaosOptions {
   int precompaction_every = 0;             // the agent's pre_compaction requests (0: none)
   int lease_ttl_s = 0;                     // CKPT_LEASE_TTL_S (0: the sidecar's default)
   bool timing_targets = true;              // include the recovery-time targets in the exit code
+  // Every second agent start gets a crash point (the four points around a write call in turn):
+  // the cycle that follows waits for the agent to SIGKILL itself there instead of killing it at
+  // a random moment.
+  bool injected_crashes = true;
   double sla_ms = 30000, sidecar_p99_target_ms = 250;
 };
 
@@ -52,7 +56,8 @@ struct CycleRow {
   int64_t restored_journal_seq = -1;  // the journal sequence the sidecar's restore reached
   int msgs_after_checkpoint = 0;      // inbox messages the dead agent handled after the checkpoint
   int replay_handled = 0, replay_pending = 0;
-  int duplicates = 0;                // journal effect keys seen again during this cycle
+  int duplicates = 0;                // executions in the sink of a key executed before
+  std::string injected_crash;        // the write-call point the agent crashed at ("": none)
   int replay_side_effects = 0;       // application-subject messages not from the agent or the feed
   int app_msgs_in_window = 0;        // all application-subject messages during the restore
   std::string consumer_unchanged;    // both-kill cycles: "yes" | "no" | "" (not measured)

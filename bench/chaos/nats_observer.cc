@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "examples/reference_agent/agent_inbox.h"
-#include "examples/reference_agent/side_effect_journal.h"
+#include "examples/reference_agent/probe_log.h"
 #include "nats/nats_connect.h"
 #include "nats/subjects.h"
 
@@ -54,8 +54,8 @@ Status NatsObserver::Start(const std::string& url, const std::string& agent,
   }
   nc_ = connected->release();
   natsStatus s = natsConnection_JetStream(&js_, nc_, nullptr);
-  for (const std::string& subject : {agentckpt::subjects::AgentAll(agent),
-                                     reference_agent::InboxFilter(agent), "out." + agent + ".>"}) {
+  for (const std::string& subject :
+       {agentckpt::subjects::AgentAll(agent), reference_agent::InboxFilter(agent)}) {
     if (s != NATS_OK) break;
     natsSubscription* sub = nullptr;
     s = natsConnection_Subscribe(&sub, nc_, subject.c_str(), &NatsObserver::OnMessage, this);

@@ -1,7 +1,7 @@
 // NatsObserver: the chaos harness's view of NATS. It records, with the wall-clock time of
 // arrival, every message on the sidecar's event subjects (agent.<id>.>) and on the agent's
-// application subjects (inbox.<id>.> and out.<id>.>); it feeds the inbox through JetStream and
-// snapshots the agent's durable consumer.
+// inbox (inbox.<id>.>); it feeds the inbox through JetStream and snapshots the agent's durable
+// consumer.
 #pragma once
 
 #include <nats/nats.h>

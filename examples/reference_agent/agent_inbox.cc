@@ -25,7 +25,6 @@ Status FromNats(natsStatus s, const std::string& what) {
 
 std::string InboxFilter(const std::string& agent) { return "inbox." + agent + ".>"; }
 std::string InboxSubject(const std::string& agent) { return "inbox." + agent + ".tasks"; }
-std::string ResultSubject(const std::string& agent) { return "out." + agent + ".results"; }
 
 Status SetupInbox(natsConnection* nc, const std::string& stream, const std::string& agent,
                   int64_t ack_wait_ms) {
@@ -118,13 +117,6 @@ StatusOr<std::vector<InboxMessage>> AgentInbox::Fetch(int max, int wait_ms) {
   }
   natsMsgList_Destroy(&list);
   return out;
-}
-
-Status AgentInbox::PublishResult(const std::string& body) {
-  std::string subject = ResultSubject(agent_);
-  return FromNats(
-      natsConnection_Publish(nc_, subject.c_str(), body.data(), static_cast<int>(body.size())),
-      "publish result");
 }
 
 Status AgentInbox::Ack(InboxMessage& m) {

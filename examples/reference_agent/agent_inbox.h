@@ -1,7 +1,7 @@
 // AgentInbox: the reference agent's JetStream side. Its inbox is stream `stream` capturing
 // "inbox.>", read through the durable pull consumer named after the agent (filter
-// "inbox.<agent>.>", explicit acks). Handling a message has one external effect: a result on the
-// application subject "out.<agent>.results".
+// "inbox.<agent>.>", explicit acks). Handling a message has one external effect, executed in the
+// effect sink (examples/reference_agent/effect_sink.h) over this inbox's connection.
 #pragma once
 
 #include <nats/nats.h>
@@ -16,9 +16,8 @@
 namespace reference_agent {
 
 // Application subjects of `agent`: where its inbox is and where its results go.
-std::string InboxFilter(const std::string& agent);    // "inbox.<agent>.>"
-std::string InboxSubject(const std::string& agent);   // "inbox.<agent>.tasks"
-std::string ResultSubject(const std::string& agent);  // "out.<agent>.results"
+std::string InboxFilter(const std::string& agent);   // "inbox.<agent>.>"
+std::string InboxSubject(const std::string& agent);  // "inbox.<agent>.tasks"
 
 // Creates the stream (file storage, subjects "inbox.>") and the agent's durable consumer with
 // `ack_wait_ms`; both idempotent. kUnavailable if NATS cannot be reached, kInternal otherwise.
@@ -45,10 +44,9 @@ class AgentInbox {
   // Fetches up to `max` messages, waiting at most `wait_ms` for the first. An empty vector when
   // there is none. The messages must be passed to Ack (or dropped with Release).
   agentckpt::StatusOr<std::vector<InboxMessage>> Fetch(int max, int wait_ms);
-  // Publishes the result of handling a message on ResultSubject (core NATS).
-  agentckpt::Status PublishResult(const std::string& body);
-  // Acknowledges `m` synchronously (the server has the ack when this returns; the result
-  // published before it is flushed first, in order) and frees it.
+  // The connection the inbox uses (owned by it), for requests to the effect sink.
+  natsConnection* connection() const { return nc_; }
+  // Acknowledges `m` synchronously (the server has the ack when this returns) and frees it.
   agentckpt::Status Ack(InboxMessage& m);
   // Frees `m` without acking (it is redelivered after the consumer's ack wait).
   static void Release(InboxMessage& m);

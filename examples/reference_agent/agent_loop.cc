@@ -1,10 +1,14 @@
 #include "examples/reference_agent/agent_loop.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
 #include "common/time_format.h"
+#include "examples/reference_agent/effect_sink.h"
 
 namespace reference_agent {
 namespace {
@@ -27,6 +31,8 @@ Status Failed(const std::string& what, const HttpReply& r) {
   return agentckpt::UnavailableError(what + ": HTTP " + std::to_string(r.status) + " " +
                                      (r.status == 0 ? r.error : r.body.dump()));
 }
+
+constexpr int kSinkTimeoutMs = 5000;
 
 }  // namespace
 
@@ -52,11 +58,11 @@ Status ReferenceAgent::SendUpdate(const std::string& method, const std::string& 
   HttpReply r = CallSidecar(method, path, body);
   if (r.status != want_status) return Failed(method + " " + path, r);
   const json& b = r.body;
-  return journal_->Append({{"k", "ack"},
-                           {"what", what},
-                           {"journalSequence", b.is_object() ? b.value("journalSequence", -1) : -1},
-                           {"durable", b.is_object() && b.value("durable", false)},
-                           {"global", model_->global_step()}});
+  return probe_->Append({{"k", "ack"},
+                         {"what", what},
+                         {"journalSequence", b.is_object() ? b.value("journalSequence", -1) : -1},
+                         {"durable", b.is_object() && b.value("durable", false)},
+                         {"global", model_->global_step()}});
 }
 
 Status ReferenceAgent::Restore() {
@@ -119,7 +125,7 @@ Status ReferenceAgent::Restore() {
   resume["done"] = model_->done();
   resume["global"] = model_->global_step();
   tasks_started_ = 1;
-  Status st = journal_->Append(resume);
+  Status st = probe_->Append(resume);
   if (!st.ok()) return st;
   if (cold) {
     json context = model_->ContextPatch();
@@ -133,6 +139,67 @@ Status ReferenceAgent::Restore() {
   return agentckpt::OkStatus();
 }
 
+void ReferenceAgent::MaybeCrash(const char* point, const std::string& key) {
+  if (options_.crash_at != point || write_calls_ != options_.crash_on_call) return;
+  // The line is fsynced before the kill, so the harness knows which call was cut where.
+  (void)probe_->Append({{"k", "crash"}, {"point", point}, {"key", key}});
+  ::kill(::getpid(), SIGKILL);
+}
+
+Status ReferenceAgent::WriteThroughLedger(const InboxMessage& m, const std::string& key) {
+  ++write_calls_;
+  const json begin = {{"toolName", "publish_result"},
+                      {"effect", "write"},
+                      {"idempotencyKey", key},
+                      {"inputSummary", "result of inbox message " + key}};
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    MaybeCrash("before_begin", key);
+    HttpReply begun = CallSidecar("POST", "/v1/tool-calls/begin", begin);
+    if (begun.status == 200) return agentckpt::OkStatus();  // done before: skip the effect
+    const json& b = begun.body;
+    if (begun.status == 409 && b.is_object() && b.value("code", "") == "OUTCOME_UNKNOWN") {
+      // Never re-run blindly: ask the system the effect went to, then reconcile.
+      auto executed = SinkLookup(inbox_->connection(), options_.agent_id, key, kSinkTimeoutMs);
+      if (!executed.ok()) return executed.status();
+      Status st = probe_->Append({{"k", "unknown"}, {"key", key}, {"executed", *executed}});
+      if (!st.ok()) return st;
+      HttpReply rec =
+          CallSidecar("POST", "/v1/tool-calls/" + b.value("callId", "") + "/reconcile",
+                      {{"outcome", *executed ? "succeeded" : "not_executed"},
+                       {"outputSummary", *executed ? "found in the sink" : ""},
+                       {"note", "checked in the sink after the call's outcome was lost"}});
+      // 404 / 409: an earlier try of this reconcile was applied but its reply was lost.
+      if (rec.status != 200 && rec.status != 404 && rec.status != 409) {
+        return Failed("reconcile " + key, rec);
+      }
+      continue;  // begin again: succeeded replays (200), not_executed frees the key (201)
+    }
+    if (begun.status != 201 || !b.is_object()) return Failed("begin " + key, begun);
+    const std::string call_id = b.value("callId", "");
+    MaybeCrash("after_begin", key);
+    auto started = std::chrono::steady_clock::now();
+    json result = {{"key", key}, {"agent", options_.agent_id}, {"handled", m.data.size()}};
+    auto executions = SinkExecute(inbox_->connection(), options_.agent_id, key, m.stream_sequence,
+                                  result.dump(), kSinkTimeoutMs);
+    if (!executions.ok()) return executions.status();  // left open: reconciled next time
+    MaybeCrash("after_effect", key);
+    double took =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+    HttpReply ended = CallSidecar("POST", "/v1/tool-calls/" + call_id + "/end",
+                                  {{"success", true},
+                                   {"outputSummary", "result " + key + " delivered"},
+                                   {"durationMs", static_cast<int64_t>(took)}});
+    // 409 ALREADY_COMPLETED: an earlier try of this end was applied but its reply was lost.
+    if (ended.status != 200 && ended.status != 409) return Failed("end " + key, ended);
+    Status st = probe_->Append({{"k", "ended"}, {"key", key}});
+    if (!st.ok()) return st;
+    MaybeCrash("after_end", key);
+    return agentckpt::OkStatus();
+  }
+  return agentckpt::UnavailableError("write call " + key + ": no outcome after 4 begins");
+}
+
 void ReferenceAgent::HandleInbox() {
   auto batch = inbox_->Fetch(2, 10);
   if (!batch.ok()) {
@@ -142,13 +209,7 @@ void ReferenceAgent::HandleInbox() {
   for (size_t i = 0; i < batch->size(); ++i) {
     InboxMessage& m = (*batch)[i];
     std::string key = "msg:" + std::to_string(m.stream_sequence);
-    // Journal first: a crash between the journal and the ack counts as a duplicate when the
-    // message comes back, never as an effect nobody recorded.
-    Status st = journal_->Append({{"k", "effect"}, {"key", key}, {"seq", m.stream_sequence}});
-    if (st.ok()) {
-      json result = {{"key", key}, {"agent", options_.agent_id}, {"handled", m.data.size()}};
-      st = inbox_->PublishResult(result.dump());
-    }
+    Status st = WriteThroughLedger(m, key);
     if (st.ok()) st = inbox_->Ack(m);
     if (!st.ok()) {
       std::fprintf(stderr, "[agent] %s: %s\n", key.c_str(), st.ToString().c_str());
@@ -171,12 +232,12 @@ Status ReferenceAgent::Step() {
   double took =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   std::string key = "step:" + std::to_string(model_->task()) + ":" + std::to_string(model_->done());
-  Status st = journal_->Append({{"k", "work"},
-                                {"key", key},
-                                {"task", model_->task()},
-                                {"step", model_->done()},
-                                {"global", model_->global_step()},
-                                {"phase", phase}});
+  Status st = probe_->Append({{"k", "work"},
+                              {"key", key},
+                              {"task", model_->task()},
+                              {"step", model_->done()},
+                              {"global", model_->global_step()},
+                              {"phase", phase}});
   if (!st.ok()) return st;
   json tool = {{"toolName", ToolOfPhase(phase)},
                {"timestamp", NowRfc3339()},
@@ -197,13 +258,13 @@ Status ReferenceAgent::Step() {
 }
 
 int ReferenceAgent::Run() {
-  auto journal = SideEffectJournal::Open(options_.journal_path);
-  if (!journal.ok()) {
-    std::fprintf(stderr, "[agent] %s\n", journal.status().ToString().c_str());
+  auto probe = ProbeLog::Open(options_.probe_log_path);
+  if (!probe.ok()) {
+    std::fprintf(stderr, "[agent] %s\n", probe.status().ToString().c_str());
     return 1;
   }
-  journal_ = std::move(*journal);
-  if (!journal_->Append({{"k", "start"}}).ok()) return 1;
+  probe_ = std::move(*probe);
+  if (!probe_->Append({{"k", "start"}}).ok()) return 1;
   auto inbox = AgentInbox::Open(options_.nats_url, options_.stream, options_.agent_id, 30000);
   if (!inbox.ok()) {
     std::fprintf(stderr, "[agent] %s\n", inbox.status().ToString().c_str());
@@ -221,7 +282,7 @@ int ReferenceAgent::Run() {
     std::fprintf(stderr, "[agent] stopping: %s\n", st.ToString().c_str());
     return 1;
   }
-  return journal_->Append({{"k", "stop"}}).ok() ? 0 : 1;
+  return probe_->Append({{"k", "stop"}}).ok() ? 0 : 1;
 }
 
 }  // namespace reference_agent

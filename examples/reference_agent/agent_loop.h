@@ -1,12 +1,21 @@
 // ReferenceAgent: the reference agent's main loop. At start it asks its sidecar for the
 // restoration and continues from the restored checkpoint (a cold start begins task 1); then it
-// works through task after task, step by step: each step handles up to two inbox messages
-// (result published, then acked), does the step's work, reports the tool call and the new
-// context to the sidecar, and every 8th step asks for a pre_compaction checkpoint. Every side
-// effect and every finished step is journaled (SideEffectJournal) before it is reported, and
-// every update the sidecar answered 2xx is journaled after the reply ("ack", with the reply's
-// journalSequence), so a harness can check that nothing acknowledged was lost. After a restart
-// it continues from the sidecar's live context (the restored checkpoint plus its journal).
+// works through task after task, step by step: each step handles up to two inbox messages, does
+// the step's work, reports the tool call and the new context to the sidecar, and every 8th step
+// (by default; the chaos harness uses 0) asks for a pre_compaction checkpoint.
+//
+// Handling a message is a write call through the sidecar's tool-call ledger
+// (docs/tool-call-ledger.md): begin with the key "msg:<stream sequence>"; 201 -> execute the
+// effect in the sink (effect_sink.h), end, then ack the message; 200 -> the effect is recorded as
+// done, skip it and ack; 409 OUTCOME_UNKNOWN -> ask the sink whether the effect happened,
+// reconcile accordingly, begin again. The agent keeps nothing of its own across a crash: the
+// ledger alone keeps an effect from being done twice.
+//
+// A harness can inject a crash (the agent SIGKILLs itself) at one point of its N-th write call:
+// before begin, after begin, after the effect before end, or after end. What the agent did is
+// written to a probe log for the harness (probe_log.h); the agent never reads it.
+// After a restart it continues from the sidecar's live context (the restored checkpoint plus its
+// journal).
 #pragma once
 
 #include <atomic>
@@ -16,7 +25,7 @@
 
 #include "common/status.h"
 #include "examples/reference_agent/agent_inbox.h"
-#include "examples/reference_agent/side_effect_journal.h"
+#include "examples/reference_agent/probe_log.h"
 #include "examples/reference_agent/sidecar_client.h"
 #include "examples/reference_agent/task_model.h"
 
@@ -27,11 +36,15 @@ struct AgentOptions {
   std::string nats_url;
   std::string stream = "INBOX";
   std::string sidecar_url;
-  std::string journal_path;
+  std::string probe_log_path;
   int step_ms = 25;             // simulated tool and model time per step
   int precompaction_every = 8;  // steps between pre_compaction checkpoints (0: never)
   int max_tasks = 0;            // stop after this many tasks (0: never)
   int sidecar_wait_ms = 60000;  // how long to wait for an unreachable sidecar before giving up
+  // Crash injection: SIGKILL itself at `crash_at` (before_begin | after_begin | after_effect |
+  // after_end; empty: never) of its `crash_on_call`-th write call (1-based).
+  std::string crash_at;
+  int crash_on_call = 1;
 };
 
 class ReferenceAgent {
@@ -48,6 +61,10 @@ class ReferenceAgent {
   // One step as described above.
   agentckpt::Status Step();
   void HandleInbox();
+  // The message's effect as one write call through the ledger (see the file comment).
+  agentckpt::Status WriteThroughLedger(const InboxMessage& m, const std::string& key);
+  // SIGKILLs this process if `point` of the current write call is the injected crash.
+  void MaybeCrash(const char* point, const std::string& key);
   // Sends a request, retrying while the sidecar is unreachable or answers 503, until
   // `sidecar_wait_ms` passes or a stop is requested (then the last reply is returned).
   HttpReply CallSidecar(const std::string& method, const std::string& path,
@@ -59,10 +76,11 @@ class ReferenceAgent {
   AgentOptions options_;
   const std::atomic<bool>* stop_;
   SidecarClient sidecar_;
-  std::unique_ptr<SideEffectJournal> journal_;
+  std::unique_ptr<ProbeLog> probe_;
   std::unique_ptr<AgentInbox> inbox_;
   std::optional<TaskModel> model_;
   int tasks_started_ = 0;
+  int write_calls_ = 0;  // write calls started by this process
 };
 
 }  // namespace reference_agent

@@ -1,11 +1,13 @@
 // reference_agent: an agent that uses the agentckpt sidecar exactly as README and
-// docs/http-api.md describe, and journals every side effect so crash tests can count duplicates
-// and lost work (examples/reference_agent/agent_loop.h).
+// docs/http-api.md describe, its write tool through the tool-call ledger, and tells a crash
+// harness what it did in a probe log (examples/reference_agent/agent_loop.h).
 //
 //   reference_agent setup --nats URL --agent ID [--stream INBOX] [--ack-wait-ms 3000]
-//   reference_agent run   --nats URL --agent ID --sidecar URL --journal PATH
+//   reference_agent run   --nats URL --agent ID --sidecar URL --probe-log PATH
 //                         [--stream INBOX] [--step-ms 25] [--max-tasks N]
 //                         [--precompaction-every 8]
+//                         [--crash-at before_begin|after_begin|after_effect|after_end
+//                          --crash-on-call N]
 //
 // `run` stops at the next step boundary on SIGTERM or SIGINT (exit 0).
 #include <signal.h>
@@ -59,7 +61,8 @@ int main(int argc, char** argv) {
   run->add_option("--nats", o.nats_url)->required();
   run->add_option("--agent", o.agent_id)->required();
   run->add_option("--sidecar", o.sidecar_url, "e.g. http://127.0.0.1:8787")->required();
-  run->add_option("--journal", o.journal_path, "side-effect journal file")->required();
+  run->add_option("--probe-log", o.probe_log_path, "where to tell a harness what was done")
+      ->required();
   run->add_option("--stream", o.stream);
   run->add_option("--step-ms", o.step_ms)->check(CLI::Range(0, 600000));
   run->add_option("--precompaction-every", o.precompaction_every,
@@ -67,6 +70,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000));
   run->add_option("--max-tasks", o.max_tasks)->check(CLI::Range(0, 1000000));
   run->add_option("--sidecar-wait-ms", o.sidecar_wait_ms)->check(CLI::Range(100, 3600000));
+  run->add_option("--crash-at", o.crash_at, "SIGKILL itself at this point of a write call")
+      ->check(CLI::IsMember({"before_begin", "after_begin", "after_effect", "after_end"}));
+  run->add_option("--crash-on-call", o.crash_on_call, "... of this write call (1-based)")
+      ->check(CLI::Range(1, 1000000));
   CLI11_PARSE(app, argc, argv);
 
   if (setup->parsed()) return Setup(o.nats_url, o.stream, o.agent_id, ack_wait_ms);

@@ -107,6 +107,16 @@ json RunAndCheckCorrectness(const std::vector<std::string>& args, int cycles, in
   EXPECT_EQ(t["agentNotResumedFromRestore"]["value"], 0) << output;
   EXPECT_EQ(t["cyclesWithAnomalies"]["value"], 0) << output;
   EXPECT_TRUE(s["finalStoreCheck"].value("pass", false)) << s["finalStoreCheck"].dump();
+  // The write calls, counted by the sink the harness owns: nothing executed twice, a completed
+  // key never again, every call cut after its begin back as OUTCOME_UNKNOWN.
+  EXPECT_EQ(t["duplicateExecutions"]["value"], 0) << output;
+  EXPECT_EQ(t["completedKeysReexecuted"]["value"], 0) << output;
+  EXPECT_EQ(t["endedWithoutOutcomeUnknown"]["value"], 0) << output;
+  const json& ledger = s["ledger"];
+  int injected = 0;
+  for (const auto& [point, n] : ledger["injectedCrashes"].items()) injected += n.get<int>();
+  EXPECT_GE(injected, cycles / 4) << ledger.dump();
+  EXPECT_GT(ledger.value("sinkExecutions", 0), 0) << ledger.dump();
   EXPECT_GT(s["sidecarRecoveryMs"].value("n", 0), 0);
   return s;
 }
