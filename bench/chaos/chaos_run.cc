@@ -157,7 +157,7 @@ Status ChaosRun::StartAgent() {
                                    "--precompaction-every",
                                    std::to_string(o_.precompaction_every)};
   // Every second start (SIGTERM-only runs aside) the agent is told to crash at one of the four
-  // points around a write call, in turn, at its first or second write call.
+  // points around a write call, in turn, the first or second time a call gets there.
   static const char* kPoints[] = {"before_begin", "after_begin", "after_effect", "after_end"};
   agent_crash_point_.clear();
   if (o_.injected_crashes && o_.mode != "sigterm" && agent_inc_ % 2 == 0) {

@@ -140,14 +140,13 @@ Status ReferenceAgent::Restore() {
 }
 
 void ReferenceAgent::MaybeCrash(const char* point, const std::string& key) {
-  if (options_.crash_at != point || write_calls_ != options_.crash_on_call) return;
+  if (options_.crash_at != point || ++crash_point_reached_ != options_.crash_on_call) return;
   // The line is fsynced before the kill, so the harness knows which call was cut where.
   (void)probe_->Append({{"k", "crash"}, {"point", point}, {"key", key}});
   ::kill(::getpid(), SIGKILL);
 }
 
 Status ReferenceAgent::WriteThroughLedger(const InboxMessage& m, const std::string& key) {
-  ++write_calls_;
   const json begin = {{"toolName", "publish_result"},
                       {"effect", "write"},
                       {"idempotencyKey", key},

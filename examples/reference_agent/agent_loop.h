@@ -11,8 +11,8 @@
 // reconcile accordingly, begin again. The agent keeps nothing of its own across a crash: the
 // ledger alone keeps an effect from being done twice.
 //
-// A harness can inject a crash (the agent SIGKILLs itself) at one point of its N-th write call:
-// before begin, after begin, after the effect before end, or after end. What the agent did is
+// A harness can inject a crash (the agent SIGKILLs itself) the N-th time a write call reaches one
+// point: before begin, after begin, after the effect before end, or after end. What the agent did is
 // written to a probe log for the harness (probe_log.h); the agent never reads it.
 // After a restart it continues from the sidecar's live context (the restored checkpoint plus its
 // journal).
@@ -41,8 +41,9 @@ struct AgentOptions {
   int precompaction_every = 8;  // steps between pre_compaction checkpoints (0: never)
   int max_tasks = 0;            // stop after this many tasks (0: never)
   int sidecar_wait_ms = 60000;  // how long to wait for an unreachable sidecar before giving up
-  // Crash injection: SIGKILL itself at `crash_at` (before_begin | after_begin | after_effect |
-  // after_end; empty: never) of its `crash_on_call`-th write call (1-based).
+  // Crash injection: SIGKILL itself the `crash_on_call`-th time (1-based) a write call reaches
+  // `crash_at` (before_begin | after_begin | after_effect | after_end; empty: never). A call
+  // that the ledger replays never reaches the points after begin.
   std::string crash_at;
   int crash_on_call = 1;
 };
@@ -80,7 +81,7 @@ class ReferenceAgent {
   std::unique_ptr<AgentInbox> inbox_;
   std::optional<TaskModel> model_;
   int tasks_started_ = 0;
-  int write_calls_ = 0;  // write calls started by this process
+  int crash_point_reached_ = 0;  // times this process reached AgentOptions::crash_at
 };
 
 }  // namespace reference_agent

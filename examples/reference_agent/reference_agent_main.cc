@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   run->add_option("--sidecar-wait-ms", o.sidecar_wait_ms)->check(CLI::Range(100, 3600000));
   run->add_option("--crash-at", o.crash_at, "SIGKILL itself at this point of a write call")
       ->check(CLI::IsMember({"before_begin", "after_begin", "after_effect", "after_end"}));
-  run->add_option("--crash-on-call", o.crash_on_call, "... of this write call (1-based)")
+  run->add_option("--crash-on-call", o.crash_on_call, "... the N-th time a call gets there")
       ->check(CLI::Range(1, 1000000));
   CLI11_PARSE(app, argc, argv);
 
