@@ -211,6 +211,14 @@ CycleRow ChaosRun::Cycle(int n) {
               {"request", "summarise ticket " + std::to_string(feed_sent_)}};
     if (!obs_.Feed(m.dump()).ok()) AddNote(&row, "feed failed");
   }
+  // The feed is seen by the observer before anything can crash: an agent that crashes itself
+  // right after the feed must not make a fed message look like traffic during the restore.
+  const std::string last_fed = "f-" + std::to_string(feed_sent_);
+  for (int waited = 0; row.fed > 0 && feed_seen_.count(last_fed) == 0 && waited < 5000;
+       waited += 2) {
+    SleepMs(2);
+    ScanEvents();
+  }
   if (injected) {
     row.injected_crash = agent_crash_point_;
     const double t0 = WallMillis();
