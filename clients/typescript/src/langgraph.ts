@@ -208,14 +208,12 @@ export interface CheckpointerContextOptions {
   onError?: ErrorSink;
 }
 
+// The nodes a checkpoint schedules next: those whose trigger channel (branch:to:NODE) holds a
+// value (a node consumes its trigger when it runs).
 function nextNodes(checkpoint: Checkpoint): string[] {
-  const out: string[] = [];
-  for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
-    if (!channel.startsWith("branch:to:")) continue;
-    const node = channel.slice("branch:to:".length);
-    if (checkpoint.versions_seen?.[node]?.[channel] !== version) out.push(node);
-  }
-  return out;
+  return Object.keys(checkpoint.channel_values ?? {})
+    .filter((channel) => channel.startsWith("branch:to:"))
+    .map((channel) => channel.slice("branch:to:".length));
 }
 
 /**

@@ -10,7 +10,8 @@ import type { ErrorSink } from "./langgraph.js";
 export interface MastraToolHookContext {
   toolName: string;
   input: unknown;
-  context?: { agent?: { toolCallId?: string } } & Record<string, unknown>;
+  /** The tool call's options: toolCallId, messages, abortSignal, ... */
+  context?: { toolCallId?: string; agent?: { toolCallId?: string } } & Record<string, unknown>;
   metadata?: Record<string, unknown>;
 }
 
@@ -77,7 +78,7 @@ export function agentCkptToolHooks(client: AgentCkptClient, options: MastraLedge
   };
   const identity = (ctx: MastraToolHookContext) => {
     const text = json(ctx.input);
-    const toolCallId = ctx.context?.agent?.toolCallId;
+    const toolCallId = ctx.context?.toolCallId ?? ctx.context?.agent?.toolCallId;
     return { text, key: toolCallId ? `mastra:${toolCallId}` : undefined, slot: `${ctx.toolName}\n${toolCallId ?? sha256(text)}` };
   };
   return {
