@@ -1,0 +1,110 @@
+// The overhead of AgentCkptLedgerCallback on a LangChain tool call: p50/p99 of tool.invoke()
+// without the handler, with it (end sent in the background, the default), with it and awaitEnd,
+// next to one durable round trip alone (a ledger begin). A real nats-server and `agentckpt run`
+// (SQLite, CKPT_DURABILITY=sync) are started by tests/sdk/harness.mjs.
+//
+//   node tool_overhead.mjs [--iterations N] [--warmup N] [--gap-ms MS] [--dir DIR]
+// AGENTCKPT_BIN names the binary (default build/bin/agentckpt); DIR holds the store (default
+// build/bench-sdk; use a disk, not tmpfs, for figures that mean anything). The cases are
+// interleaved (one call of each per round, in turn), so a change in the machine's load hits all
+// of them alike; before each call the agent waits --gap-ms untimed (its own work between tool
+// calls, e.g. the model's turn; 0 = back to back).
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { join, resolve } from "node:path";
+import { cpus, loadavg } from "node:os";
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { tool } from "@langchain/core/tools";
+import { AgentCkptClient } from "@agentckpt/client";
+import { AgentCkptLedgerCallback } from "@agentckpt/client/langgraph";
+import { SidecarEnv, sourceDir } from "../../tests/sdk/harness.mjs";
+
+const { values: opt } = parseArgs({
+  options: {
+    iterations: { type: "string", default: "1000" },
+    warmup: { type: "string", default: "100" },
+    "gap-ms": { type: "string", default: "0" },
+    dir: { type: "string", default: join(sourceDir, "build", "bench-sdk") },
+  },
+});
+const iterations = Number(opt.iterations);
+const warmup = Number(opt.warmup);
+const gapMs = Number(opt["gap-ms"]);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Nearest-rank percentile, as bench/common/percentiles.h.
+function pct(sorted, p) {
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(rank, sorted.length) - 1];
+}
+const ms = (v) => v.toFixed(3);
+
+mkdirSync(opt.dir, { recursive: true });
+const storeDir = mkdtempSync(join(resolve(opt.dir), "run-"));
+let fsType = "?";
+try {
+  fsType = execFileSync("stat", ["-f", "-c", "%T", storeDir], { encoding: "utf8" }).trim();
+} catch {}
+const env = await SidecarEnv.create({
+  agentId: "agent-bench-sdk",
+  env: { CKPT_STORE: "sqlite://" + join(storeDir, "store.db"), CKPT_DURABILITY: "sync" },
+});
+try {
+  await env.startSidecar();
+  const client = new AgentCkptClient({ baseUrl: env.url });
+  await client.putContext({
+    activeTask: { taskId: "bench", title: "bench", phase: "executing", progress: 0, startedAt: new Date().toISOString() },
+    contextSummary: { systemPromptHash: "", gatheringResults: "", planOutline: [], completedSteps: 0, draftContent: "", toolCallLog: [] },
+    workspace: null,
+  });
+  const update = tool(async ({ id }) => `record ${id}: ok`, {
+    name: "update_record",
+    description: "Updates a record",
+    schema: z.object({ id: z.string() }),
+  });
+  const handler = new AgentCkptLedgerCallback(client);
+  const handlerAwaitEnd = new AgentCkptLedgerCallback(client, { awaitEnd: true });
+  let n = 0;
+  const call = () => ({ type: "tool_call", id: `call-${n++}`, name: "update_record", args: { id: String(n) } });
+  const cases = [
+    ["tool.invoke, no handler", () => update.invoke(call())],
+    ["one durable round trip (ledger begin)", () =>
+      client.beginToolCall({ toolName: "bench", effect: "write", idempotencyKey: `rt-${n++}` })],
+    ["tool.invoke + ledger callback (default)", () => update.invoke(call(), { callbacks: [handler] })],
+    ["tool.invoke + ledger callback (awaitEnd)", () => update.invoke(call(), { callbacks: [handlerAwaitEnd] })],
+  ];
+  const samples = cases.map(() => []);
+  for (let round = 0; round < warmup + iterations; round++) {
+    for (let c = 0; c < cases.length; c++) {
+      if (gapMs) await sleep(gapMs);
+      const t0 = process.hrtime.bigint();
+      await cases[c][1]();
+      const took = Number(process.hrtime.bigint() - t0) / 1e6;
+      if (round >= warmup) samples[c].push(took);
+    }
+  }
+  await handler.flush();
+  if (handler.errors.length || handlerAwaitEnd.errors.length) {
+    throw new Error(`handler errors: ${String(handler.errors[0]?.error ?? handlerAwaitEnd.errors[0]?.error)}`);
+  }
+  console.log(`# agentckpt SDK tool-call overhead: ${iterations} measured rounds after ${warmup} warm-up; the ${cases.length} cases interleaved, one call at a time, ${gapMs} ms untimed before each call`);
+  console.log(`# node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model}), load average after the run ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(`# sidecar: CKPT_DURABILITY=sync, SQLite store on ${fsType} (${storeDir}), HTTP on 127.0.0.1 (fetch, keep-alive)`);
+  console.log(`${"case (ms)".padEnd(44)} ${"p50".padStart(8)} ${"p90".padStart(8)} ${"p99".padStart(8)} ${"max".padStart(8)}`);
+  const rows = samples.map((s, c) => {
+    s.sort((a, b) => a - b);
+    const row = { p50: pct(s, 50), p90: pct(s, 90), p99: pct(s, 99), max: s.at(-1) };
+    console.log(`${cases[c][0].padEnd(44)} ${ms(row.p50).padStart(8)} ${ms(row.p90).padStart(8)} ${ms(row.p99).padStart(8)} ${ms(row.max).padStart(8)}`);
+    return row;
+  });
+  const [bare, trip, dflt, awaitEnd] = rows;
+  const over = (r) =>
+    `p50 +${ms(r.p50 - bare.p50)} ms = ${((r.p50 - bare.p50) / trip.p50).toFixed(2)} x the round trip's p50; ` +
+    `p99 +${ms(r.p99 - bare.p99)} ms = ${((r.p99 - bare.p99) / trip.p99).toFixed(2)} x its p99`;
+  console.log(`# overhead, default:  ${over(dflt)}`);
+  console.log(`# overhead, awaitEnd: ${over(awaitEnd)}`);
+} finally {
+  await env.close();
+  rmSync(storeDir, { recursive: true, force: true });
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs one node test of the SDK against the agentckpt binary given first:
+#   run_node_test.sh AGENTCKPT_BIN DIR COMMAND...
+# Builds clients/typescript (npm ci from its lockfile, then tsc) and installs DIR's packages with
+# `npm ci` from DIR's package-lock.json when node_modules is missing or older than the lock file,
+# then runs COMMAND in DIR (relative to tests/sdk) with AGENTCKPT_BIN set. Installs are serialised
+# with a lock, so tests may run in parallel. Exit 77 (skipped) only when node or npm is missing.
+set -euo pipefail
+if [[ $# -lt 3 ]]; then
+  echo "usage: run_node_test.sh AGENTCKPT_BIN DIR COMMAND..." >&2
+  exit 2
+fi
+export AGENTCKPT_BIN=$(realpath "$1")
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$here/$2
+shift 2
+for tool in node npm; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "SKIPPED: $tool is not installed (scripts/setup installs it)"
+    exit 77
+  fi
+done
+client=$(cd "$here/../../clients/typescript" && pwd)
+install() {  # npm ci in $1 when its node_modules is missing or older than its lock file
+  if [[ ! -f $1/node_modules/.package-lock.json || $1/package-lock.json -nt $1/node_modules/.package-lock.json ]]; then
+    (cd "$1" && npm ci --no-audit --no-fund --loglevel=error >&2)
+  fi
+}
+(
+  flock 9
+  install "$client"
+  # The client's dist/ is built from src/ whenever a source is newer than the build.
+  if [[ ! -f $client/dist/index.js || -n $(find "$client/src" "$client/package.json" -newer "$client/dist/index.js" -print -quit) ]]; then
+    (cd "$client" && npx tsc -p tsconfig.json)
+  fi
+  install "$dir"
+  # SDK_BUILD_ALSO: more package dirs (relative to the repository) to install and build with tsc.
+  for extra in ${SDK_BUILD_ALSO:-}; do
+    install "$here/../../$extra"
+    (cd "$here/../../$extra" && npx tsc -p tsconfig.json)
+  done
+) 9>"$here/.install.lock"
+cd "$dir"
+exec "$@"
