@@ -38,7 +38,13 @@ CheckpointWriter::CheckpointWriter(Env* env, CheckpointStore* store, ContextStat
       options_(std::move(options)),
       position_(std::move(position)),
       workspace_(std::move(workspace)),
-      events_(std::move(events)) {}
+      events_(std::move(events)) {
+  for (TriggerReason t : {TriggerReason::kPeriodic, TriggerReason::kPreCompaction,
+                          TriggerReason::kTaskPhaseChange, TriggerReason::kManual,
+                          TriggerReason::kPreShutdown}) {
+    metrics_->DeclareTrigger(std::string(TriggerReasonName(t)));
+  }
+}
 
 double CheckpointWriter::SecondsSince(int64_t start_micros) {
   return static_cast<double>(env_->NowMonotonicMicros() - start_micros) / 1e6;
@@ -217,6 +223,7 @@ StatusOr<WriteResult> CheckpointWriter::WriteLocked(TriggerReason trigger,
   double seconds = SecondsSince(start);
   r.duration_ms = std::round(seconds * 1e6) / 1000.0;  // whole microseconds
   metrics_->ObserveCheckpoint(std::string(TriggerReasonName(trigger)), seconds, r.size_bytes);
+  metrics_->SetLastCheckpointTime(sealed->doc.timestamp_ms);
   nlohmann::json payload = r.ToJson();
   if (!forced_reason_.empty()) payload["reason"] = forced_reason_;
   if (sealed->doc.journal) payload["journalSequence"] = sealed->doc.journal->sequence;

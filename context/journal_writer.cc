@@ -226,4 +226,13 @@ int64_t JournalWriter::durable_sequence() const {
   return durable_;
 }
 
+JournalLag JournalWriter::Lag() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  JournalLag lag;
+  lag.entries_since_checkpoint = std::max<int64_t>(0, head_.sequence - checkpointed_);
+  lag.bytes_since_checkpoint = base_tail_bytes_ + tail_bytes_;
+  lag.undurable_entries = std::max<int64_t>(0, head_.sequence - durable_);
+  return lag;
+}
+
 }  // namespace agentckpt

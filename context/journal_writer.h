@@ -52,6 +52,13 @@ struct JournalAck {
   bool durable = false;  // true: the change (and every one before it) is in the store
 };
 
+// How far the journal runs ahead of the newest checkpoint and of the store (for /metrics).
+struct JournalLag {
+  int64_t entries_since_checkpoint = 0;  // recorded entries after the newest checkpoint
+  int64_t bytes_since_checkpoint = 0;    // their bytes, counting durable entries only
+  int64_t undurable_entries = 0;         // recorded, not yet in the store
+};
+
 class JournalWriter {
  public:
   // `store` is borrowed and must outlive the writer. A store without a journal
@@ -103,6 +110,8 @@ class JournalWriter {
   // The position of the last recorded entry, and of the last durable one.
   JournalPosition head() const;
   int64_t durable_sequence() const;
+  // The current lag (all zero in memory mode, where nothing is recorded).
+  JournalLag Lag() const;
 
  private:
   Status GateLocked() const;

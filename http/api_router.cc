@@ -3,6 +3,8 @@
 #include <openssl/crypto.h>
 
 #include <charconv>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "checkpoint/checkpoint_json.h"
@@ -46,6 +48,56 @@ std::string AllowedMethods(const std::string& path) {
     return "GET";
   }
   return "";
+}
+
+// The path as a template with a bounded set of values ("/v1/checkpoints/{id}"), for the
+// metrics' route label; "other" for paths no endpoint serves.
+std::string RouteTemplate(const std::string& path) {
+  static const char* const kFixed[] = {"/healthz",
+                                       "/readyz",
+                                       "/metrics",
+                                       "/v1/restoration",
+                                       "/v1/context",
+                                       "/v1/restore",
+                                       "/v1/agent-start",
+                                       "/v1/gates",
+                                       "/v1/tool-calls",
+                                       "/v1/checkpoints",
+                                       "/v1/tool-calls/begin"};
+  for (const char* fixed : kFixed) {
+    if (path == fixed) return fixed;
+  }
+  auto segments_after = [&path](std::string_view prefix) -> std::optional<std::string> {
+    if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) {
+      return std::nullopt;
+    }
+    return path.substr(prefix.size());
+  };
+  if (auto rest = segments_after(kCheckpointsPrefix)) {
+    return rest->find('/') == std::string::npos ? "/v1/checkpoints/{id}" : "other";
+  }
+  for (auto [prefix, templ] :
+       {std::pair<std::string_view, std::string>{kToolCallsPrefix, "/v1/tool-calls/{callId}"},
+        {"/v1/gates/", "/v1/gates/{gateId}"}}) {
+    auto rest = segments_after(prefix);
+    if (!rest) continue;
+    size_t slash = rest->find('/');
+    if (slash == 0) return "other";
+    if (slash == std::string::npos) return templ;
+    std::string action = rest->substr(slash + 1);
+    for (const char* known : {"end", "reconcile", "resolve", "consume"}) {
+      if (action == known) return templ + "/" + action;
+    }
+    return "other";
+  }
+  return "other";
+}
+
+std::string MethodLabel(const std::string& method) {
+  for (const char* known : {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}) {
+    if (method == known) return method;
+  }
+  return "other";
 }
 
 StatusOr<json> ParseBody(const std::string& body) {
@@ -121,6 +173,8 @@ ApiResponse ApiRouter::FromStatus(const Status& status) {
 }
 
 ApiResponse ApiRouter::Handle(const ApiRequest& request) {
+  Env* env = deps_.env != nullptr ? deps_.env : Env::Default();
+  const int64_t start = env->NowMonotonicMicros();
   ApiResponse r;
   if (!Authorized(request)) {
     r = Error(401, "UNAUTHENTICATED", "missing or wrong bearer token (Authorization: Bearer ...)");
@@ -135,7 +189,11 @@ ApiResponse ApiRouter::Handle(const ApiRequest& request) {
       r = Error(500, "INTERNAL", std::string("unexpected error: ") + e.what());
     }
   }
-  if (deps_.metrics != nullptr) deps_.metrics->CountHttpRequest(r.status);
+  if (deps_.metrics != nullptr) {
+    deps_.metrics->CountHttpRequest(r.status);
+    deps_.metrics->ObserveHttpRequest(MethodLabel(request.method), RouteTemplate(request.path),
+                                      static_cast<double>(env->NowMonotonicMicros() - start) / 1e6);
+  }
   return r;
 }
 

@@ -126,6 +126,10 @@ class ApiRouter {
   // or CKPT_DURABILITY=memory) a checkpoint is written before the reply instead, so a ledger
   // record is never held in memory only.
   Status LedgerDurable(const ContextUpdate& update, nlohmann::json* body);
+  // Counts a ledger request answered with success in the metrics (when there are any).
+  void CountLedger(const std::string& operation, const std::string& result) {
+    if (deps_.metrics != nullptr) deps_.metrics->CountLedgerCall(operation, result);
+  }
 
   ApiDeps deps_;
   std::string token_digest_;  // SHA-256 hex of deps_.bearer_token; empty when none

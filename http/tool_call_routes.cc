@@ -103,6 +103,7 @@ ApiResponse ApiRouter::BeginToolCall(const ApiRequest& req) {
   const LedgerCall& call = begun->call;
   switch (begun->kind) {
     case ToolCallBeginResult::Kind::kReplayed:
+      CountLedger("begin", "replayed");
       // Nothing was recorded: the stored result answers, without a store write.
       return Json(200, {{"callId", call.call_id},
                         {"idempotencyKey", call.idempotency_key},
@@ -110,6 +111,7 @@ ApiResponse ApiRouter::BeginToolCall(const ApiRequest& req) {
                         {"replayed", true},
                         {"result", ResultJson(*call.result)}});
     case ToolCallBeginResult::Kind::kOpen: {
+      CountLedger("begin", "outcome_unknown");
       ApiResponse r = Error(409, "OUTCOME_UNKNOWN",
                             "tool call " + call.call_id + " with this key was begun at " +
                                 FormatRfc3339Millis(call.began_at_ms) +
@@ -134,6 +136,7 @@ ApiResponse ApiRouter::BeginToolCall(const ApiRequest& req) {
   if (Status durable = LedgerDurable(begun->update, &reply); !durable.ok()) {
     return MutationError(durable);
   }
+  CountLedger("begin", "started");
   return Json(201, reply);
 }
 
@@ -192,6 +195,8 @@ ApiResponse ApiRouter::FinishToolCall(const std::string& call_id, const std::str
   if (Status durable = LedgerDurable(*update, &reply); !durable.ok()) {
     return MutationError(durable);
   }
+  CountLedger(action, end ? (body->at("success").get<bool>() ? "success" : "failure")
+                          : reply["outcome"].get<std::string>());
   return Json(200, reply);
 }
 

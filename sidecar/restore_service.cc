@@ -20,15 +20,31 @@ RestoreOptions OptionsFrom(const SidecarConfig& c, const Redactor* redactor) {
   return o;
 }
 
+void ObserveRestoreMetrics(const RestoreResult& r, int64_t now_unix_ms, Metrics* metrics) {
+  const PhaseTimings& t = r.timings;
+  metrics->ObserveRestore(t.total_ms / 1000.0, now_unix_ms);
+  const std::pair<const char*, double> phases[] = {{"load", t.load_ms},
+                                                   {"replay", t.replay_ms},
+                                                   {"workspace", t.workspace_ms},
+                                                   {"prompt", t.prompt_ms},
+                                                   {"resume", t.resume_ms}};
+  for (const auto& [phase, ms] : phases) metrics->ObserveRestorePhase(phase, ms / 1000.0);
+  metrics->ObservePromptTokens(static_cast<int64_t>(r.prompt_tokens));
+  metrics->SetLedgerOutcomeUnknown(r.outcome_unknown_calls);
+  if (!r.cold_start) metrics->SetLastCheckpointTime(r.checkpoint_timestamp_ms);
+}
+
 }  // namespace
 
 RestoreService::RestoreService(Env* env, CheckpointStore* store, NatsLink* link,
                                const SidecarConfig& config, const Redactor* redactor)
-    : agent_id_(config.agent_id),
-      replay_(config.js_stream.empty()
-                  ? nullptr
-                  : std::make_unique<JetStreamReplaySource>(link->connection(),
-                                                            std::chrono::milliseconds(config.replay_timeout_ms), env)),
+    : env_(env),
+      agent_id_(config.agent_id),
+      replay_(
+          config.js_stream.empty()
+              ? nullptr
+              : std::make_unique<JetStreamReplaySource>(
+                    link->connection(), std::chrono::milliseconds(config.replay_timeout_ms), env)),
       events_(link, env, redactor),
       redactor_(redactor),
       restorer_(env, store, replay_.get(), &events_, OptionsFrom(config, redactor)) {}
@@ -48,10 +64,7 @@ StatusOr<nlohmann::json> RestoreService::RunWith(PreloadedLatest* preloaded,
     if (metrics_ != nullptr) metrics_->CountRestoreFailure();
     return result.status();
   }
-  if (metrics_ != nullptr) {
-    metrics_->ObserveRestore(result->timings.total_ms / 1000.0);
-    metrics_->SetLedgerOutcomeUnknown(result->outcome_unknown_calls);
-  }
+  if (metrics_ != nullptr) ObserveRestoreMetrics(*result, env_->NowUnixMillis(), metrics_);
   nlohmann::json j = RestoredEventPayload(*result);
   // The metadata as published on checkpoint.restored (e.g. a skipped checkpoint's reason); the
   // prompt is redacted as it is built (RestoreOptions::redact).

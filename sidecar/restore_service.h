@@ -48,6 +48,7 @@ class RestoreService {
  private:
   StatusOr<nlohmann::json> RunWith(PreloadedLatest* preloaded, WorkspaceAction workspace);
 
+  Env* env_;
   std::string agent_id_;
   Metrics* metrics_ = nullptr;
   std::unique_ptr<JetStreamReplaySource> replay_;

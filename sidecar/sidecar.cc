@@ -13,6 +13,7 @@
 #include "nats/subjects.h"
 #include "observability/json_log.h"
 #include "sidecar/restore_service.h"
+#include "sidecar/sidecar_metrics.h"
 #include "store/journal_load.h"
 #include "workspace/git_workspace.h"
 
@@ -161,9 +162,15 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   jo.max_bytes = config.journal_max_bytes;
   s->journal_ = std::make_unique<JournalWriter>(env, s->store_.get(), jo);
   JournalWriter* journal = s->journal_.get();
-  s->context_.set_journal([journal](JournalKind kind, const std::string& payload) {
-    return journal->Record(kind, payload);
+  s->context_.set_journal([journal, metrics](JournalKind kind, const std::string& payload) {
+    auto head = journal->Record(kind, payload);
+    if (head.ok() && !payload.empty() && journal->durability() != Durability::kMemory) {
+      metrics->CountJournalEntry(std::string(JournalKindName(kind)));
+    }
+    return head;
   });
+  ContextState* context = &s->context_;
+  metrics->SetLiveSource([context, journal] { return LiveFiguresOf(*context, *journal); });
   WriterOptions wo;
   wo.agent_id = config.agent_id;
   wo.keep = config.keep;
@@ -449,6 +456,7 @@ void Sidecar::OnGateResolveRequest(const NatsRequest& req) {
 }
 
 void Sidecar::OnGateChange(const std::string& event, const Gate& gate) {
+  CountGateChange(event, gate, &metrics_);
   PublishEvent("gate." + event, GateToJson(gate));
   // A consistent cut records a new gate (its journal entry already made it durable, so a failed
   // checkpoint is reported by the writer and the gate stands). Without a journal (a store that

@@ -83,3 +83,54 @@ TEST_F(ApiRouterAuthTest, RightTokenPasses) {
 
 }  // namespace
 }  // namespace agentckpt
+
+namespace agentckpt {
+namespace {
+
+// Every request is timed under its method and route template, refused ones included, with a
+// bounded set of label values whatever the path.
+TEST_F(ApiRouterAuthTest, RequestDurationIsLabelledByRouteTemplate) {
+  ApiRouter router = MakeRouter("s3cret-token");
+  const std::pair<const char*, const char*> cases[] = {
+      {"/v1/checkpoints/7f1c", "/v1/checkpoints/{id}"},
+      {"/v1/checkpoints/7f1c/extra", "other"},
+      {"/v1/tool-calls/begin", "/v1/tool-calls/begin"},
+      {"/v1/tool-calls/c-42/end", "/v1/tool-calls/{callId}/end"},
+      {"/v1/tool-calls/c-42/reconcile", "/v1/tool-calls/{callId}/reconcile"},
+      {"/v1/gates/g-1", "/v1/gates/{gateId}"},
+      {"/v1/gates/g-1/resolve", "/v1/gates/{gateId}/resolve"},
+      {"/v1/gates/g-1/explode", "other"},
+      {"/nowhere/8a9b", "other"},
+      {"/healthz", "/healthz"},
+  };
+  for (const auto& [path, route] : cases) {
+    ApiRequest req = Get(path);
+    req.method = std::string(path).find("/end") != std::string::npos ? "POST" : "GET";
+    router.Handle(req);
+  }
+  ApiRequest odd = Get("/v1/context");
+  odd.method = "BREW";
+  router.Handle(odd);
+  std::string text = metrics_.Render();
+  for (const auto& [path, route] : cases) {
+    EXPECT_NE(text.find(std::string("route=\"") + route + "\""), std::string::npos) << path;
+  }
+  EXPECT_NE(text.find("agentckpt_http_request_duration_seconds_count{method=\"POST\",route=\"/v1/"
+                      "tool-calls/{callId}/end\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("agentckpt_http_request_duration_seconds_count{method=\"other\",route=\"/v1/"
+                      "context\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("agentckpt_http_request_duration_seconds_count{method=\"GET\",route="
+                      "\"other\"} 3"),
+            std::string::npos)
+      << text;
+  for (const char* leaked : {"7f1c", "c-42", "g-1", "8a9b", "BREW", "explode"}) {
+    EXPECT_EQ(text.find(leaked), std::string::npos) << leaked << " became a label value";
+  }
+}
+
+}  // namespace
+}  // namespace agentckpt

@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# Offline checks of the Kubernetes manifests (validate/manifests.test.mjs). Installs the pinned
-# validator packages from package-lock.json first when they are missing or out of date; needs
-# node, npm and kubectl (for its built-in kustomize).
+# Offline checks of the Kubernetes manifests, run with node's test runner:
+#   run_manifest_checks.sh           validate/manifests.test.mjs: rendered with kubectl kustomize,
+#                                    validated against the schemas and Pod Security "restricted"
+#   run_manifest_checks.sh rules     rules/check-rules.test.mjs: the PrometheusRule through promtool
+# Installs the pinned packages from package-lock.json first when they are missing or out of date;
+# needs node, npm and the tool of the check (kubectl with its built-in kustomize, or promtool from
+# Debian's prometheus package).
 set -euo pipefail
 cd "$(dirname "$0")"
-# kubectl is not packaged by Debian in a version with kustomize; without it the test is reported
-# as skipped (ctest SKIP_RETURN_CODE 77), never as passed.
-if ! command -v kubectl >/dev/null 2>&1; then
-  echo "k8s_manifests: SKIPPED: kubectl (with its built-in kustomize) is not installed"
+case ${1:-manifests} in
+  manifests) name=k8s_manifests tool=kubectl dir=validate/
+    why="kubectl (with its built-in kustomize) is not installed" ;;
+  rules) name=prometheus_rules tool=promtool dir=rules/
+    why="promtool (Debian package prometheus) is not installed" ;;
+  *) echo "usage: $0 [manifests|rules]" >&2; exit 2 ;;
+esac
+# kubectl is not packaged by Debian in a version with kustomize; without the tool the test is
+# reported as skipped (ctest SKIP_RETURN_CODE 77), never as passed.
+if ! command -v "$tool" >/dev/null 2>&1; then
+  echo "$name: SKIPPED: $why"
   exit 77
 fi
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
-exec node --test validate/
+exec node --test "$dir"

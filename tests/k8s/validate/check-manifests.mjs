@@ -1,11 +1,14 @@
 // Renders kustomizations with `kubectl kustomize` (no cluster needed) and checks every object
 // offline: against the Kubernetes 1.32 API schemas (kubernetes-models) and the
 // prometheus-operator CRD schemas, then against the rules agentckpt's manifests must keep
-// (restricted security context, native sidecar with probes, references that resolve).
+// (restricted security context, native sidecar with probes, references that resolve) and the
+// Pod Security "restricted" profile (pod-security.mjs).
 //
 // Usage: node check-manifests.mjs DIR... (prints every problem; exit 1 if any).
 import { execFileSync } from "node:child_process";
 import { parseAllDocuments } from "yaml";
+
+import { checkRestricted } from "./pod-security.mjs";
 
 const MODEL_PACKAGES = [
   (group, version) => (group === "" ? `kubernetes-models/${version}` : `kubernetes-models/${group}/${version}`),
@@ -102,6 +105,14 @@ function checkContainer(where, c, pod, errors) {
   }
 }
 
+// Every pod label an env var of `c` reads through the downward API must be set on the pod.
+function checkLabelRefs(where, c, labels, errors) {
+  for (const e of c.env ?? []) {
+    const m = /^metadata\.labels\['([^']+)'\]$/.exec(e.valueFrom?.fieldRef?.fieldPath ?? "");
+    if (m && !labels[m[1]]) errors.push(`${where}: env ${e.name} reads pod label ${m[1]}, which the pod template does not set`);
+  }
+}
+
 function checkNativeSidecar(where, spec, configMaps, errors) {
   const sidecar = (spec.initContainers ?? []).find((c) => c.name === "agentckpt");
   if (!sidecar) {
@@ -148,6 +159,8 @@ function checkPodTemplate(owner, template, index, errors) {
   const labels = template.metadata?.labels ?? {};
   const containers = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
   const volumes = new Map();
+  // A StatefulSet's claim templates are volumes of its pods too.
+  for (const t of owner.spec?.volumeClaimTemplates ?? []) volumes.set(t.metadata?.name, t);
   for (const v of spec.volumes ?? []) {
     const sources = Object.keys(v).filter((k) => k !== "name");
     if (sources.length !== 1) errors.push(`${where}: volume ${v.name} must have exactly one source, has ${sources.join(", ") || "none"}`);
@@ -158,9 +171,11 @@ function checkPodTemplate(owner, template, index, errors) {
     const cm = v.configMap?.name;
     if (cm && !index.configMaps.has(cm)) errors.push(`${where}: volume ${v.name} uses missing ConfigMap ${cm}`);
   }
+  errors.push(...checkRestricted(where, template));
   for (const c of containers) {
     const w = `${where} container ${c.name}`;
     checkContainer(w, c, spec, errors);
+    checkLabelRefs(w, c, labels, errors);
     const paths = new Set();
     for (const m of c.volumeMounts ?? []) {
       if (!volumes.has(m.name)) errors.push(`${w}: mounts undefined volume ${m.name}`);
