@@ -9,6 +9,7 @@
 #include "common/sha256.h"
 #include "common/time_format.h"
 #include "context/create_request.h"
+#include "tracing/span.h"
 
 namespace agentckpt {
 
@@ -54,6 +55,25 @@ StatusOr<json> ParseBody(const std::string& body) {
     return InvalidArgumentError("document: malformed JSON (or not UTF-8)");
   }
   return j;
+}
+
+// The route a path belongs to, ids left out (a span's name: few distinct values).
+std::string RouteOf(const std::string& path) {
+  auto under = [&path](const char* prefix) { return path.rfind(prefix, 0) == 0; };
+  if (under(kToolCallsPrefix) && path != kToolCallsPrefix) {
+    std::string rest = path.substr(sizeof(kToolCallsPrefix) - 1);
+    if (rest == "begin") return path;
+    size_t slash = rest.find('/');
+    return std::string(kToolCallsPrefix) + "{callId}" +
+           (slash == std::string::npos ? "" : rest.substr(slash));
+  }
+  if (under(kCheckpointsPrefix)) return std::string(kCheckpointsPrefix) + "{checkpointId}";
+  if (under("/v1/gates/")) {
+    std::string rest = path.substr(sizeof("/v1/gates/") - 1);
+    size_t slash = rest.find('/');
+    return "/v1/gates/{gateId}" + (slash == std::string::npos ? "" : rest.substr(slash));
+  }
+  return path;
 }
 
 }  // namespace
@@ -121,6 +141,26 @@ ApiResponse ApiRouter::FromStatus(const Status& status) {
 }
 
 ApiResponse ApiRouter::Handle(const ApiRequest& request) {
+  const std::string& p = request.path;
+  if (p == "/healthz" || p == "/readyz" || p == "/metrics") return Answer(request);  // probes
+  tracing::TraceContext parent;
+  if (auto remote = tracing::ParseTraceparent(request.traceparent)) parent = *remote;
+  std::string route = RouteOf(p);
+  tracing::Span span = tracing::StartSpanWithParent(request.method + " " + route,
+                                                    tracing::SpanKind::kServer, parent);
+  tracing::SpanScope scope(span);
+  span.SetString("http.request.method", request.method);
+  span.SetString("http.route", route);
+  span.SetString("url.path", p);
+  span.SetString("gen_ai.agent.id", deps_.agent_id);
+  ApiResponse r = Answer(request);
+  span.SetInt("http.response.status_code", r.status);
+  // A server span is an error for 5xx answers only (OpenTelemetry's HTTP conventions).
+  if (r.status >= 500) span.SetError("HTTP " + std::to_string(r.status));
+  return r;
+}
+
+ApiResponse ApiRouter::Answer(const ApiRequest& request) {
   ApiResponse r;
   if (!Authorized(request)) {
     r = Error(401, "UNAUTHENTICATED", "missing or wrong bearer token (Authorization: Bearer ...)");
@@ -193,8 +233,7 @@ ApiResponse ApiRouter::Route(const ApiRequest& req) {
     if (!body.ok()) return FromStatus(body.status());
     auto update = deps_.context->AppendToolCall(*body);
     if (!update.ok()) return MutationError(update.status());
-    json reply = {{"revision", update->revision},
-                  {"toolCallLogSize", update->tool_call_log_size}};
+    json reply = {{"revision", update->revision}, {"toolCallLogSize", update->tool_call_log_size}};
     if (Status durable = AwaitDurable(*update, &reply); !durable.ok()) {
       return MutationError(durable);
     }
