@@ -24,7 +24,7 @@ struct ReceivedSpan {
   std::string name;
   int kind = 0;
   int64_t start_ns = 0, end_ns = 0;
-  int status_code = 0;  // 2: ERROR
+  int status_code = 0;                                   // 2: ERROR
   nlohmann::json attributes = nlohmann::json::object();  // key -> plain value
   double DurationMs() const { return static_cast<double>(end_ns - start_ns) / 1e6; }
   // The attribute as a string ("" when absent); int values come as strings in OTLP/JSON.
@@ -46,8 +46,9 @@ class OtlpReceiver {
   std::vector<ReceivedSpan> Spans() const;
   // Waits (bounded) until `done(spans)` holds for the spans received; the spans then, or the
   // last ones seen on timeout (the caller's checks then fail with them in view).
-  std::vector<ReceivedSpan> WaitFor(const std::function<bool(const std::vector<ReceivedSpan>&)>& done,
-                                    std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  std::vector<ReceivedSpan> WaitFor(
+      const std::function<bool(const std::vector<ReceivedSpan>&)>& done,
+      std::chrono::milliseconds timeout = std::chrono::seconds(20));
   // Requests received (answered or held), and bodies that were not OTLP/JSON.
   int requests() const;
   int bad_bodies() const;

@@ -111,7 +111,9 @@ class SidecarTracingTest : public SidecarEnvTest {
       // The phases follow each other inside the root.
       EXPECT_GE(s->start_ns, root->start_ns) << phase;
       EXPECT_LE(s->end_ns, root->end_ns) << phase;
-      if (previous_end != 0) EXPECT_EQ(s->start_ns, previous_end) << phase;
+      if (previous_end != 0) {
+        EXPECT_EQ(s->start_ns, previous_end) << phase;
+      }
       previous_end = s->end_ns;
     }
     // The root also covers the publication of checkpoint.restored, after the timings.
@@ -124,8 +126,8 @@ class SidecarTracingTest : public SidecarEnvTest {
 TEST_F(SidecarTracingTest, ARequestsTraceReachesTheWriteTheStoreTheJournalAndTheEvent) {
   auto sidecar = StartSidecar(TracingEnv());
   const std::map<std::string, std::string> traced = {{"traceparent", Traceparent()}};
-  HttpReply put = HttpCall(port_, "PUT", "/v1/context",
-                           FixtureContextBody("checkpoint-16k.json"), "", traced);
+  HttpReply put =
+      HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json"), "", traced);
   ASSERT_EQ(put.status, 200) << put.body;
   HttpReply post = HttpCall(port_, "POST", "/v1/checkpoints", "{}", "", traced);
   ASSERT_EQ(post.status, 201) << post.body;
@@ -224,8 +226,8 @@ TEST_F(SidecarTracingTest, RestorePhaseSpansMatchCheckpointRestored) {
   EXPECT_EQ(tracing::ParseTraceparent(restored["traceparent"].get<std::string>())->TraceIdHex(),
             trace);
   EXPECT_EQ(json::parse(restore.body).value("traceId", ""), trace);
-  Spans spans = receiver_.WaitFor(
-      [](const Spans& s) { return Find(s, "POST /v1/restore") != nullptr; });
+  Spans spans =
+      receiver_.WaitFor([](const Spans& s) { return Find(s, "POST /v1/restore") != nullptr; });
   const ReceivedSpan* server = Find(spans, "POST /v1/restore");
   ASSERT_NE(server, nullptr);
   EXPECT_EQ(server->parent_span_id, "b7ad6b7169203331");
@@ -245,15 +247,16 @@ TEST_F(SidecarTracingTest, RestorePhaseSpansMatchCheckpointRestored) {
 TEST_F(SidecarTracingTest, LedgerAndGateOperationsHaveSpansAndErrorsAreMarked) {
   auto sidecar = StartSidecar(TracingEnv());
   const std::map<std::string, std::string> traced = {{"traceparent", Traceparent()}};
-  HttpReply begin = HttpCall(port_, "POST", "/v1/tool-calls/begin",
-                             R"({"toolName":"search","effect":"read"})", "", traced);
+  HttpReply begin =
+      HttpCall(port_, "POST", "/v1/tool-calls/begin",
+               R"({"toolName":"search","effect":"read","idempotencyKey":"k-1"})", "", traced);
   ASSERT_EQ(begin.status, 201) << begin.body;
   std::string call_id = json::parse(begin.body)["callId"];
   HttpReply end = HttpCall(port_, "POST", "/v1/tool-calls/" + call_id + "/end",
                            R"({"success":true,"outputSummary":"3 hits"})", "", traced);
   ASSERT_EQ(end.status, 200) << end.body;
-  HttpReply unknown = HttpCall(port_, "POST", "/v1/tool-calls/no-such-call/end",
-                               R"({"success":true})", "", traced);
+  HttpReply unknown =
+      HttpCall(port_, "POST", "/v1/tool-calls/no-such-call/end", R"({"success":true})", "", traced);
   ASSERT_EQ(unknown.status, 404) << unknown.body;
   HttpReply gate = HttpCall(port_, "POST", "/v1/gates",
                             R"({"gateId":"g-1","reason":"deploy to production"})", "", traced);
@@ -306,7 +309,9 @@ TEST_F(SidecarTracingTest, LedgerAndGateOperationsHaveSpansAndErrorsAreMarked) {
   ASSERT_NE(resolve, nullptr);
   EXPECT_EQ(resolve->Attr("agentckpt.gate.state"), "approved");
   for (const ReceivedSpan& s : spans) {
-    if (s.name.rfind("agentckpt.", 0) == 0) EXPECT_EQ(s.trace_id, kTrace) << s.name;
+    if (s.name.rfind("agentckpt.", 0) == 0) {
+      EXPECT_EQ(s.trace_id, kTrace) << s.name;
+    }
   }
 }
 

@@ -27,27 +27,27 @@ TEST(TraceparentTest, ParsesAndFormatsAValidHeader) {
 }
 
 TEST(TraceparentTest, AcceptsALaterVersionWithMoreFields) {
-  auto c = ParseTraceparent("cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future");
+  auto c =
+      ParseTraceparent("cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future");
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->SpanIdHex(), "00f067aa0ba902b7");
 }
 
 TEST(TraceparentTest, RejectsEveryMalformedHeader) {
   for (const char* bad : {
-           "",
-           "garbage",
-           "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",        // no flags
-           "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x",   // extra field, v00
-           "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",      // short flags
-           "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",     // forbidden version
-           "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01",     // upper case
-           "00-00000000000000000000000000000000-00f067aa0ba902b7-01",     // zero trace id
-           "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",     // zero span id
-           "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",     // wrong separator
-           "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",     // not hex
-           "0x-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",     // version not hex
-           "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-zz",     // flags not hex
-           "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",    // later version, no '-'
+           "", "garbage",
+           "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",       // no flags
+           "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x",  // extra field, v00
+           "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",     // short flags
+           "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",    // forbidden version
+           "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01",    // upper case
+           "00-00000000000000000000000000000000-00f067aa0ba902b7-01",    // zero trace id
+           "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",    // zero span id
+           "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",    // wrong separator
+           "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",    // not hex
+           "0x-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",    // version not hex
+           "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-zz",    // flags not hex
+           "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",   // later version, no '-'
        }) {
     EXPECT_FALSE(ParseTraceparent(bad).has_value()) << bad;
   }

@@ -196,8 +196,7 @@ TEST(TracerTest, AnUnreachableCollectorCountsAFailure) {
   EXPECT_EQ(tracer.exported(), 0u);
   auto failed = reports.Find("trace export failed");
   ASSERT_TRUE(failed.has_value());
-  EXPECT_NE((*failed)["reason"].get<std::string>().find("connect"), std::string::npos)
-      << *failed;
+  EXPECT_NE((*failed)["reason"].get<std::string>().find("connect"), std::string::npos) << *failed;
 }
 
 TEST(TracerTest, ShutdownCutsOffAnExportToACollectorThatNeverAnswers) {
