@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "nats/subjects.h"
 #include "tests/sidecar/sidecar_test_env.h"
 #include "tests/tracing/otlp_receiver.h"
 #include "tracing/trace_context.h"
@@ -149,8 +150,8 @@ TEST_F(SidecarTracingTest, ARequestsTraceReachesTheWriteTheStoreTheJournalAndThe
   EXPECT_EQ(header->TraceIdHex(), kTrace);
 
   // Spans are exported in the order they end: the last request's server span comes last.
-  Spans spans = receiver_.WaitFor(
-      [](const Spans& s) { return Find(s, "POST /v1/checkpoints") != nullptr; });
+  Spans spans =
+      receiver_.WaitFor([](const Spans& s) { return Find(s, "POST /v1/checkpoints") != nullptr; });
   const ReceivedSpan* server = Find(spans, "POST /v1/checkpoints");
   ASSERT_NE(server, nullptr);
   EXPECT_EQ(server->trace_id, kTrace);
@@ -243,6 +244,46 @@ TEST_F(SidecarTracingTest, RestorePhaseSpansMatchCheckpointRestored) {
   ExpectRestoreSpans(start_trace, "", at_start["data"]);
 }
 
+TEST_F(SidecarTracingTest, ANatsRestoreRequestsTraceparentHeaderParentsTheRestore) {
+  auto sidecar = StartSidecar(TracingEnv());
+  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
+            200);
+  ASSERT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
+  const std::string trace = "5b8aa5a2d2c872e8321cf37308d69df2";
+  natsMsg* request = nullptr;
+  ASSERT_EQ(
+      natsMsg_Create(&request, subjects::CheckpointRestore(kProcAgent).c_str(), nullptr, "{}", 2),
+      NATS_OK);
+  ASSERT_EQ(
+      natsMsgHeader_Set(request, "traceparent", Traceparent(trace, "051581bf3cb55c13").c_str()),
+      NATS_OK);
+  natsMsg* reply = nullptr;
+  natsStatus sent = natsConnection_RequestMsg(&reply, events_nc_, request, 20000);
+  natsMsg_Destroy(request);
+  ASSERT_EQ(sent, NATS_OK);
+  json body = json::parse(
+      std::string(natsMsg_GetData(reply), static_cast<size_t>(natsMsg_GetDataLength(reply))),
+      nullptr, false);
+  const char* header = nullptr;
+  std::string reply_trace;
+  if (natsMsgHeader_Get(reply, "traceparent", &header) == NATS_OK && header != nullptr) {
+    if (auto c = tracing::ParseTraceparent(header)) reply_trace = c->TraceIdHex();
+  }
+  natsMsg_Destroy(reply);
+  EXPECT_EQ(body.value("traceId", ""), trace) << body.dump();
+  EXPECT_EQ(reply_trace, trace);
+  Spans spans = receiver_.WaitFor(
+      [](const Spans& s) { return Find(s, "process checkpoint.restore") != nullptr; });
+  const ReceivedSpan* consumer = Find(spans, "process checkpoint.restore");
+  ASSERT_NE(consumer, nullptr);
+  EXPECT_EQ(consumer->trace_id, trace);
+  EXPECT_EQ(consumer->parent_span_id, "051581bf3cb55c13");
+  EXPECT_EQ(consumer->kind, 5);
+  EXPECT_EQ(consumer->Attr("messaging.system"), "nats");
+  // The reply carries what checkpoint.restored carries (and the prompt).
+  ExpectRestoreSpans(trace, consumer->span_id, body);
+}
+
 TEST_F(SidecarTracingTest, LedgerAndGateOperationsHaveSpansAndErrorsAreMarked) {
   auto sidecar = StartSidecar(TracingEnv());
   const std::map<std::string, std::string> traced = {{"traceparent", Traceparent()}};
@@ -265,9 +306,8 @@ TEST_F(SidecarTracingTest, LedgerAndGateOperationsHaveSpansAndErrorsAreMarked) {
   ASSERT_EQ(resolved.status, 200) << resolved.body;
 
   // Spans are exported in the order they end: the last request's server span comes last.
-  Spans spans = receiver_.WaitFor([](const Spans& s) {
-    return Find(s, "POST /v1/gates/{gateId}/resolve") != nullptr;
-  });
+  Spans spans = receiver_.WaitFor(
+      [](const Spans& s) { return Find(s, "POST /v1/gates/{gateId}/resolve") != nullptr; });
   auto under_server = [&](const std::string& span_name, const std::string& server_name) {
     const ReceivedSpan* server = nullptr;
     for (const ReceivedSpan& s : spans) {
