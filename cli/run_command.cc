@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <thread>
 
 #include "cli/terminal_output.h"
@@ -15,9 +17,25 @@
 #include "observability/json_log.h"
 #include "sidecar/config.h"
 #include "sidecar/sidecar.h"
+#include "tracing/tracing_setup.h"
 
 namespace agentckpt {
 namespace {
+
+// The longest the exporter may take at SIGTERM to send the spans still queued (an unreachable
+// collector must not hold up the exit).
+constexpr int64_t kTraceFlushMs = 1000;
+
+// OpenTelemetry tracing from the OTEL_* variables (docs/tracing.md); null when off.
+std::unique_ptr<tracing::Tracer> StartTracing() {
+  auto report = [](const std::string& message, const nlohmann::json& fields) {
+    LogWarn(message, fields);
+  };
+  std::unique_ptr<tracing::Tracer> tracer =
+      tracing::TracerFromEnvironment(Env::Default(), ProcessEnvLookup(), report);
+  if (tracer != nullptr) tracing::SetGlobalTracer(tracer.get());
+  return tracer;
+}
 
 // Bounds the shutdown (CKPT_SHUTDOWN_BUDGET_S): if it is not done in time, log and leave with
 // exit code 1. Shutdown() itself stops waiting for the store before this.
@@ -65,6 +83,8 @@ int RunSidecarMain(const std::map<std::string, std::string>& flags) {
   ConfigureHttpThreads(4);
   nats_Open(-1);
   int code = 0;
+  // Never destroyed: the process leaves with _exit, and spans may end until then.
+  std::unique_ptr<tracing::Tracer> tracer = StartTracing();
   {
     auto sidecar = Sidecar::Create(*config, Env::Default());
     if (!sidecar.ok()) {
@@ -84,7 +104,17 @@ int RunSidecarMain(const std::map<std::string, std::string>& flags) {
       sigwait(&signals, &sig);
       LogInfo("shutdown requested", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
       StartShutdownWatchdog(config->shutdown_budget_s);
+      const auto shutdown_start = std::chrono::steady_clock::now();
       Status stopped = (*sidecar)->Shutdown();
+      if (tracer != nullptr) {
+        // The spans still queued get what is left of the budget (less the watchdog's margin),
+        // at most kTraceFlushMs; an export in progress is cut off then.
+        const int64_t spent_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::steady_clock::now() - shutdown_start)
+                                     .count();
+        const int64_t left_ms = int64_t{config->shutdown_budget_s} * 1000 - 400 - spent_ms;
+        tracer->Shutdown(std::clamp<int64_t>(left_ms, 0, kTraceFlushMs));
+      }
       // Everything durable is written and NATS is flushed and closed: leave now, without
       // tearing down the HTTP listener under clients that may still be connected.
       std::fflush(stdout);

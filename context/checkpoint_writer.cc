@@ -8,6 +8,7 @@
 #include "common/ids.h"
 #include "common/status_macros.h"
 #include "observability/json_log.h"
+#include "tracing/span.h"
 
 namespace agentckpt {
 namespace {
@@ -158,14 +159,34 @@ StatusOr<Checkpoint> CheckpointWriter::Build(TriggerReason trigger, const Contex
     }
   }
   int64_t start = env_->NowMonotonicMicros();
+  tracing::Span span = tracing::StartChildSpan("agentckpt.store.get_agent");
   auto agent = store_->GetAgent(options_.agent_id);
   metrics_->ObserveStore("get_agent", SecondsSince(start));
+  span.SetError(agent.status());
+  span.End();
   if (!agent.ok()) return agent.status().WithContext("store");
   cp.sequence_number = agent->last_sequence + 1;
   return cp;
 }
 
 StatusOr<WriteResult> CheckpointWriter::WriteLocked(TriggerReason trigger,
+                                                    const std::string& request_task_id) {
+  tracing::Span span = tracing::StartSpan("agentckpt.checkpoint.write");
+  tracing::SpanScope scope(span);
+  span.SetString("gen_ai.agent.id", options_.agent_id);
+  span.SetString("agentckpt.trigger", TriggerReasonName(trigger));
+  auto written = WriteTraced(trigger, request_task_id);
+  if (written.ok()) {
+    span.SetString("agentckpt.checkpoint.id", written->checkpoint_id);
+    span.SetInt("agentckpt.checkpoint.sequence", written->sequence_number);
+    span.SetInt("agentckpt.checkpoint.size_bytes", written->size_bytes);
+  } else {
+    span.SetError(written.status());
+  }
+  return written;
+}
+
+StatusOr<WriteResult> CheckpointWriter::WriteTraced(TriggerReason trigger,
                                                     const std::string& request_task_id) {
   if (!fenced_.ok()) return fenced_;
   if (require_lease_ && !lease_.has_value()) {
@@ -195,8 +216,13 @@ StatusOr<WriteResult> CheckpointWriter::WriteLocked(TriggerReason trigger,
   put_options.lease = lease_;
   const bool journaled = on_journal_written_ && !snap.journal.sha256.empty();
   if (journaled) put_options.journal_compact_through = journal_previous_;
+  tracing::Span put_span = tracing::StartChildSpan("agentckpt.store.put");
+  put_span.SetString("agentckpt.checkpoint.id", sealed->doc.checkpoint_id);
+  put_span.SetInt("agentckpt.checkpoint.sequence", sealed->doc.sequence_number);
   auto put = store_->Put(*sealed, put_options);
   metrics_->ObserveStore("put", SecondsSince(put_start));
+  put_span.SetError(put.status());
+  put_span.End();
   if (!put.ok() && put.status().code() == StatusCode::kFailedPrecondition &&
       put.status().message().rfind("lease lost", 0) == 0) {
     // Another sidecar took the agent over: stop writing for good (nothing was stored).

@@ -103,7 +103,9 @@ class CheckpointWriter {
   Status WriteGate() const;
 
  private:
+  // One write in an `agentckpt.checkpoint.write` span (WriteTraced inside it).
   StatusOr<WriteResult> WriteLocked(TriggerReason trigger, const std::string& request_task_id);
+  StatusOr<WriteResult> WriteTraced(TriggerReason trigger, const std::string& request_task_id);
   // `pos` is the consumer position read before `snap` was taken (see WriteLocked).
   StatusOr<Checkpoint> Build(TriggerReason trigger, const ContextSnapshot& snap,
                              const std::optional<StatusOr<NatsPosition>>& pos);

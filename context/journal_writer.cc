@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "observability/json_log.h"
+#include "tracing/span.h"
 
 namespace agentckpt {
 
@@ -103,7 +104,12 @@ void JournalWriter::CommitLocked(std::unique_lock<std::mutex>& lock) {
               }));
   std::optional<LeaseToken> lease = lease_;
   lock.unlock();
+  tracing::Span span =
+      batch.empty() ? tracing::Span() : tracing::StartChildSpan("agentckpt.store.append_journal");
+  span.SetInt("agentckpt.journal.entries", static_cast<int64_t>(batch.size()));
   Status st = batch.empty() ? OkStatus() : store_->AppendJournal(options_.agent_id, batch, lease);
+  span.SetError(st);
+  span.End();
   lock.lock();
   std::string force_reason;
   if (st.ok()) {
@@ -150,6 +156,21 @@ void JournalWriter::CommitLocked(std::unique_lock<std::mutex>& lock) {
 }
 
 StatusOr<JournalAck> JournalWriter::Await(int64_t sequence) {
+  tracing::Span span = tracing::StartChildSpan("agentckpt.journal.append");
+  tracing::SpanScope scope(span);
+  span.SetString("gen_ai.agent.id", options_.agent_id);
+  span.SetInt("agentckpt.journal.sequence", sequence);
+  span.SetString("agentckpt.journal.durability", DurabilityName(options_.durability));
+  auto ack = AwaitDurable(sequence);
+  if (ack.ok()) {
+    span.SetBool("agentckpt.journal.durable", ack->durable);
+  } else {
+    span.SetError(ack.status());
+  }
+  return ack;
+}
+
+StatusOr<JournalAck> JournalWriter::AwaitDurable(int64_t sequence) {
   std::unique_lock<std::mutex> lock(mu_);
   if (options_.durability == Durability::kMemory) return JournalAck{sequence, false};
   for (;;) {

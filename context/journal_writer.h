@@ -115,6 +115,8 @@ class JournalWriter {
 
  private:
   Status GateLocked() const;
+  // Await without its `agentckpt.journal.append` span.
+  StatusOr<JournalAck> AwaitDurable(int64_t sequence);
   // Appends pending_ as one group; called with `lock` held, releases it during the store call.
   void CommitLocked(std::unique_lock<std::mutex>& lock);
   void FlushLoop();

@@ -11,6 +11,7 @@
 #include "common/sha256.h"
 #include "common/time_format.h"
 #include "context/create_request.h"
+#include "tracing/span.h"
 
 namespace agentckpt {
 
@@ -108,6 +109,7 @@ StatusOr<json> ParseBody(const std::string& body) {
   return j;
 }
 
+
 }  // namespace
 
 ApiResponse ApiRouter::Json(int status, const json& body) {
@@ -173,6 +175,26 @@ ApiResponse ApiRouter::FromStatus(const Status& status) {
 }
 
 ApiResponse ApiRouter::Handle(const ApiRequest& request) {
+  const std::string& p = request.path;
+  if (p == "/healthz" || p == "/readyz" || p == "/metrics") return Answer(request);  // probes
+  tracing::TraceContext parent;
+  if (auto remote = tracing::ParseTraceparent(request.traceparent)) parent = *remote;
+  const std::string route = RouteTemplate(p);
+  tracing::Span span = tracing::StartSpanWithParent(request.method + " " + route,
+                                                    tracing::SpanKind::kServer, parent);
+  tracing::SpanScope scope(span);
+  span.SetString("http.request.method", request.method);
+  span.SetString("http.route", route);
+  span.SetString("url.path", p);
+  span.SetString("gen_ai.agent.id", deps_.agent_id);
+  ApiResponse r = Answer(request);
+  span.SetInt("http.response.status_code", r.status);
+  // A server span is an error for 5xx answers only (OpenTelemetry's HTTP conventions).
+  if (r.status >= 500) span.SetError("HTTP " + std::to_string(r.status));
+  return r;
+}
+
+ApiResponse ApiRouter::Answer(const ApiRequest& request) {
   Env* env = deps_.env != nullptr ? deps_.env : Env::Default();
   const int64_t start = env->NowMonotonicMicros();
   ApiResponse r;
@@ -251,8 +273,7 @@ ApiResponse ApiRouter::Route(const ApiRequest& req) {
     if (!body.ok()) return FromStatus(body.status());
     auto update = deps_.context->AppendToolCall(*body);
     if (!update.ok()) return MutationError(update.status());
-    json reply = {{"revision", update->revision},
-                  {"toolCallLogSize", update->tool_call_log_size}};
+    json reply = {{"revision", update->revision}, {"toolCallLogSize", update->tool_call_log_size}};
     if (Status durable = AwaitDurable(*update, &reply); !durable.ok()) {
       return MutationError(durable);
     }

@@ -31,6 +31,9 @@ struct ApiRequest {
   std::map<std::string, std::string> query;
   std::string body;
   std::string authorization;  // the Authorization header, "" when absent
+  // The W3C traceparent header, "" when absent. When tracing is on and it parses, the request's
+  // span is its child; otherwise it is ignored (never an error).
+  std::string traceparent;
 };
 
 struct ApiResponse {
@@ -83,7 +86,8 @@ class ApiRouter {
  public:
   explicit ApiRouter(ApiDeps deps);
 
-  // Answers one request. Never throws.
+  // Answers one request, in a server span (tracing on; not for /healthz, /readyz, /metrics)
+  // whose parent is the request's traceparent. Never throws.
   ApiResponse Handle(const ApiRequest& request);
 
   // True if `request` may proceed: no token is configured, the path is open (/healthz, /readyz,
@@ -103,6 +107,8 @@ class ApiRouter {
   static ApiResponse Json(int status, const nlohmann::json& body);
 
  private:
+  // Handle without the span.
+  ApiResponse Answer(const ApiRequest& request);
   ApiResponse Route(const ApiRequest& request);
   ApiResponse ContextUpdateResponse(const StatusOr<ContextUpdate>& update);
   // The reply to a refused or undurable mutation: 503 STANDBY (with the lease holder and

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/ids.h"
+#include "tracing/span.h"
 
 namespace agentckpt {
 
@@ -15,6 +16,34 @@ namespace {
 GateReply Err(int status, const std::string& code, const std::string& message,
               const std::string& field = "") {
   return GateReply{status, {{"error", {{"code", code}, {"message", message}, {"field", field}}}}};
+}
+
+// A string member of `j`, "" when absent or not a string.
+std::string StringAt(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return "";
+  return j[key].get<std::string>();
+}
+
+// Runs `op` in an agentckpt.gate.<operation> span: the gate's id and state as attributes, an
+// answer other than 2xx as its error.
+GateReply Traced(const char* operation, const std::function<GateReply()>& op) {
+  tracing::Span span = tracing::StartSpan(std::string("agentckpt.gate.") + operation);
+  tracing::SpanScope scope(span);
+  GateReply r = op();
+  if (span.recording()) {
+    const json& gate = r.body.is_object() && r.body.contains("gate") ? r.body["gate"] : r.body;
+    if (std::string id = StringAt(gate, "gateId"); !id.empty())
+      span.SetString("agentckpt.gate.id", id);
+    if (std::string state = StringAt(gate, "state"); !state.empty()) {
+      span.SetString("agentckpt.gate.state", state);
+    }
+    if (r.status < 200 || r.status > 299) {
+      std::string code =
+          r.body.is_object() && r.body.contains("error") ? StringAt(r.body["error"], "code") : "";
+      span.SetError("HTTP " + std::to_string(r.status) + (code.empty() ? "" : " " + code));
+    }
+  }
+  return r;
 }
 
 StatusOr<json> Parse(const std::string& body) {
@@ -73,6 +102,18 @@ std::optional<GateReply> GateApi::Finish(const StatusOr<GateUpdate>& u, const st
 }
 
 GateReply GateApi::Request(const std::string& body) {
+  return Traced("request", [&] { return DoRequest(body); });
+}
+
+GateReply GateApi::Resolve(const std::string& body, const std::string& path_gate_id) {
+  return Traced("resolve", [&] { return DoResolve(body, path_gate_id); });
+}
+
+GateReply GateApi::Consume(const std::string& gate_id) {
+  return Traced("consume", [&] { return DoConsume(gate_id); });
+}
+
+GateReply GateApi::DoRequest(const std::string& body) {
   auto parsed = Parse(body);
   if (!parsed.ok()) return ErrorReply(parsed.status());
   auto in = ParseGateRequest(*parsed);
@@ -95,7 +136,7 @@ GateReply GateApi::Request(const std::string& body) {
                     {"gate", gate}}};
 }
 
-GateReply GateApi::Resolve(const std::string& body, const std::string& path_gate_id) {
+GateReply GateApi::DoResolve(const std::string& body, const std::string& path_gate_id) {
   auto parsed = Parse(body);
   if (!parsed.ok()) return ErrorReply(parsed.status());
   auto r = ParseGateResolution(*parsed, path_gate_id);
@@ -113,7 +154,7 @@ GateReply GateApi::Resolve(const std::string& body, const std::string& path_gate
   return GateReply{200, GateToJson(u->gate)};
 }
 
-GateReply GateApi::Consume(const std::string& gate_id) {
+GateReply GateApi::DoConsume(const std::string& gate_id) {
   if (auto refused = Refused()) return *refused;
   ExpireDue();
   auto u = deps_.context->ConsumeGate(gate_id, deps_.env->NowUnixMillis());

@@ -44,6 +44,8 @@ class GateApi {
  public:
   explicit GateApi(GateApiDeps deps);
 
+  // Request, Resolve and Consume each run in a span, agentckpt.gate.request|resolve|consume
+  // (docs/tracing.md).
   // POST /v1/gates: 201 {gateId, state, expiresAt, gate}; the same request again 200 (unchanged).
   GateReply Request(const std::string& body);
   // POST /v1/gates/{id}/resolve (path_gate_id set) or the NATS request (path_gate_id ""):
@@ -63,6 +65,10 @@ class GateApi {
   static GateReply ErrorReply(const Status& status);
 
  private:
+  // Request, Resolve and Consume without their spans.
+  GateReply DoRequest(const std::string& body);
+  GateReply DoResolve(const std::string& body, const std::string& path_gate_id);
+  GateReply DoConsume(const std::string& gate_id);
   // Waits until everything recorded so far is durable (sync mode), so a read never shows a
   // change a crash could still take back. The journal's errors.
   Status AwaitRecorded();

@@ -101,6 +101,8 @@ bool DescribeRequest(const http::request_parser<http::string_body>& parser, ApiR
   }
   auto auth = h.find(http::field::authorization);
   if (auth != h.end()) req->authorization = std::string(auth->value());
+  auto traceparent = h.find("traceparent");
+  if (traceparent != h.end()) req->traceparent = std::string(traceparent->value());
   return true;
 }
 

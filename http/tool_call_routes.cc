@@ -7,6 +7,7 @@
 #include "common/ids.h"
 #include "common/time_format.h"
 #include "http/api_router.h"
+#include "tracing/span.h"
 
 namespace agentckpt {
 
@@ -70,9 +71,32 @@ Status ApiRouter::LedgerDurable(const ContextUpdate& update, json* body) {
 ApiResponse ApiRouter::ToolCallRoute(const ApiRequest& req) {
   if (req.method == "GET") return ListToolCalls(req);
   std::string rest = req.path.substr(sizeof(kPrefix) - 1);
-  if (rest == "begin") return BeginToolCall(req);
   size_t slash = rest.find('/');
-  return FinishToolCall(rest.substr(0, slash), rest.substr(slash + 1), req);
+  const bool begin = rest == "begin";
+  // agentckpt.ledger.begin, .end or .reconcile; an answer other than 2xx is its error.
+  tracing::Span span = tracing::StartSpan("agentckpt.ledger." +
+                                          (begin ? std::string("begin") : rest.substr(slash + 1)));
+  tracing::SpanScope scope(span);
+  span.SetString("gen_ai.agent.id", deps_.agent_id);
+  ApiResponse r = begin ? BeginToolCall(req)
+                        : FinishToolCall(rest.substr(0, slash), rest.substr(slash + 1), req);
+  if (span.recording()) {
+    json body = json::parse(r.body, nullptr, false);
+    if (body.is_object() && body.contains("callId") && body["callId"].is_string()) {
+      span.SetString("gen_ai.tool.call.id", body["callId"].get<std::string>());
+    } else if (!begin) {
+      span.SetString("gen_ai.tool.call.id", rest.substr(0, slash));
+    }
+    if (r.status < 200 || r.status > 299) {
+      const json* error = body.is_object() && body.contains("error") ? &body["error"] : nullptr;
+      std::string code = error != nullptr && error->is_object() && error->contains("code") &&
+                                 (*error)["code"].is_string()
+                             ? (*error)["code"].get<std::string>()
+                             : "";
+      span.SetError("HTTP " + std::to_string(r.status) + (code.empty() ? "" : " " + code));
+    }
+  }
+  return r;
 }
 
 ApiResponse ApiRouter::BeginToolCall(const ApiRequest& req) {

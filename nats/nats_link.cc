@@ -10,6 +10,7 @@
 #include "nats/nats_handles.h"
 #include "nats/ssl_call_lock.h"
 #include "observability/json_log.h"
+#include "tracing/trace_context.h"
 
 namespace agentckpt {
 
@@ -125,6 +126,10 @@ void NatsLink::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void*
   const char* reply = natsMsg_GetReply(msg);
   if (reply != nullptr) req.reply = reply;
   req.data.assign(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg)));
+  const char* traceparent = nullptr;
+  if (natsMsgHeader_Get(msg, "traceparent", &traceparent) == NATS_OK && traceparent != nullptr) {
+    req.traceparent = traceparent;
+  }
   natsMsg_Destroy(msg);
   (*handler)(req);
 }
@@ -133,8 +138,18 @@ Status NatsLink::Publish(const std::string& event, const std::string& subject,
                          const std::string& data) {
   std::lock_guard<std::mutex> lock(mu_);
   natsStatus s = NATS_CONNECTION_CLOSED;
-  if (!closed_) {
+  // Inside a traced operation, the message carries its context as a traceparent header.
+  const tracing::TraceContext trace = tracing::CurrentContext();
+  if (!closed_ && !trace.valid()) {
     s = natsConnection_Publish(nc_, subject.c_str(), data.data(), static_cast<int>(data.size()));
+  } else if (!closed_) {
+    natsMsg* msg = nullptr;
+    s = natsMsg_Create(&msg, subject.c_str(), nullptr, data.data(), static_cast<int>(data.size()));
+    if (s == NATS_OK) {
+      s = natsMsgHeader_Set(msg, "traceparent", tracing::FormatTraceparent(trace).c_str());
+    }
+    if (s == NATS_OK) s = natsConnection_PublishMsg(nc_, msg);
+    natsMsg_Destroy(msg);
   }
   if (s != NATS_OK) {
     metrics_->CountEventDropped(event);

@@ -42,6 +42,7 @@ struct NatsRequest {
   std::string subject;
   std::string reply;  // empty when the sender expects no reply
   std::string data;
+  std::string traceparent;  // the message's traceparent header, "" when absent
 };
 
 class NatsLink {
@@ -58,6 +59,8 @@ class NatsLink {
   NatsLink& operator=(const NatsLink&) = delete;
 
   // Publishes `data` on `subject`; `event` names it in the metrics ("checkpoint.created").
+  // Called inside a traced operation (tracing/trace_context.h: CurrentContext), the message
+  // carries that context in a W3C traceparent header.
   // OK if sent or buffered; kUnavailable if dropped (buffer full or closed).
   Status Publish(const std::string& event, const std::string& subject, const std::string& data);
 

@@ -57,6 +57,7 @@ nlohmann::json RestoredEventPayload(const RestoreResult& r) {
   j["promptMs"] = Ms(r.timings.prompt_ms);
   j["resumeMs"] = Ms(r.timings.resume_ms);
   j["totalMs"] = Ms(r.timings.total_ms);
+  if (!r.trace_id.empty()) j["traceId"] = r.trace_id;
   return j;
 }
 

@@ -13,7 +13,8 @@ namespace agentckpt {
 // handled, pending, replayed, truncated, replayError (when set), workspaceStashed (with
 // stashMessage and stashCommit when stashed), workspaceError and statusError (when set),
 // promptTokens, promptCut, and the phase timings flat: loadMs, replayMs, workspaceMs, promptMs,
-// resumeMs, totalMs (rounded to microseconds). Pure: thread-safe, never throws.
+// resumeMs, totalMs (rounded to microseconds), and traceId when the restore was traced. Pure:
+// thread-safe, never throws.
 nlohmann::json RestoredEventPayload(const RestoreResult& result);
 
 }  // namespace agentckpt

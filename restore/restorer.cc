@@ -1,5 +1,6 @@
 #include "restore/restorer.h"
 
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -8,6 +9,7 @@
 #include "gate/gate_record.h"
 #include "restore/prompt_builder.h"
 #include "restore/workspace_conflict.h"
+#include "tracing/span.h"
 #include "workspace/git_workspace.h"
 
 namespace agentckpt {
@@ -28,6 +30,9 @@ class PhaseClock {
     return ms;
   }
   double Total() const { return static_cast<double>(env_->NowMonotonicMicros() - start_) / 1000.0; }
+  // The clock readings: the start and the last Lap (microseconds, the Env's monotonic clock).
+  int64_t start() const { return start_; }
+  int64_t last() const { return last_; }
 
  private:
   Env* env_;
@@ -76,17 +81,85 @@ struct Restorer::RunState {
   JournalLoad journal;  // the journal folded into the checkpoint (load phase)
   WorkspaceAction workspace = WorkspaceAction::kLeave;  // whether the workspace step may stash
   RestoreResult r;
+  // The phases' clock readings (start, then the end of load, replay, workspace, prompt and
+  // resume), so each phase's span lasts exactly what its timing reports.
+  std::vector<int64_t> marks;
 };
+
+namespace {
+
+// The root span's attributes: what the restore found (docs/tracing.md).
+void DescribeRestore(const std::string& agent_id, const RestoreResult& r, tracing::Span* span) {
+  span->SetString("gen_ai.agent.id", agent_id);
+  span->SetBool("agentckpt.restore.cold_start", r.cold_start);
+  if (!r.cold_start) {
+    span->SetString("agentckpt.checkpoint.id", r.checkpoint_id);
+    span->SetInt("agentckpt.checkpoint.sequence", r.sequence_number);
+  }
+  span->SetInt("agentckpt.replay.handled", static_cast<int64_t>(r.handled));
+  span->SetInt("agentckpt.replay.pending", static_cast<int64_t>(r.pending));
+  span->SetInt("agentckpt.replay.replayed", static_cast<int64_t>(r.replayed));
+  span->SetInt("agentckpt.replay.truncated", static_cast<int64_t>(r.truncated));
+  span->SetInt("agentckpt.prompt.tokens", static_cast<int64_t>(r.prompt_tokens));
+}
+
+// One child span of `root` per phase, from the clock readings in `marks` (the load phase starts
+// `preload_micros` before the run: the preloaded checkpoint's load is part of it).
+void EmitPhaseSpans(const tracing::Span& root, const std::vector<int64_t>& marks,
+                    int64_t preload_micros, const RestoreResult& r) {
+  static constexpr const char* kPhases[] = {"load", "replay", "workspace", "prompt", "resume"};
+  for (size_t i = 0; i + 1 < marks.size() && i < std::size(kPhases); ++i) {
+    int64_t start = marks[i] - (i == 0 ? preload_micros : 0);
+    tracing::Span span = tracing::StartSpanAt(std::string("agentckpt.restore.") + kPhases[i],
+                                              tracing::SpanKind::kInternal, root.context(), start);
+    span.SetString("agentckpt.restore.phase", kPhases[i]);
+    if (i == 0 && !r.cold_start) {
+      span.SetString("agentckpt.checkpoint.id", r.checkpoint_id);
+      span.SetInt("agentckpt.checkpoint.sequence", r.sequence_number);
+      span.SetInt("agentckpt.checkpoint.skipped", static_cast<int64_t>(r.skipped.size()));
+    }
+    if (i == 1) {
+      span.SetInt("agentckpt.replay.replayed", static_cast<int64_t>(r.replayed));
+      if (!r.replay_error.empty()) span.SetError(r.replay_error);
+    }
+    if (i == 2 && !r.workspace_error.empty()) span.SetError(r.workspace_error);
+    if (i == 3) span.SetInt("agentckpt.prompt.tokens", static_cast<int64_t>(r.prompt_tokens));
+    if (i == 4 && !r.status_error.empty()) span.SetError(r.status_error);
+    span.EndAt(marks[i + 1]);
+  }
+}
+
+}  // namespace
 
 StatusOr<RestoreResult> Restorer::Run(const std::string& agent_id, PreloadedLatest* preloaded,
                                       WorkspaceAction workspace) {
   std::lock_guard<std::mutex> lock(mu_);
   RunState run(env_, options_.dry_run, events_ != nullptr);
   run.workspace = workspace;
-  RETURN_IF_ERROR(LoadPhase(agent_id, preloaded, &run));  // 1. "recovering"; the checkpoint
-  ReplayPhase(&run);                                      // 2. what arrived since it
-  PromptPhase(agent_id, &run);                            // 3. the workspace, then the prompt
-  ResumePhase(agent_id, &run);                            // 4. "active"; checkpoint.restored
+  run.marks.push_back(run.clock.start());
+  // The root span starts with the load, a preloaded one included, and is the current context
+  // of the phases, so the events they publish carry it (traceparent) and checkpoint.restored
+  // names its trace.
+  const int64_t preload_micros =
+      preloaded != nullptr ? static_cast<int64_t>(std::llround(preloaded->load_ms * 1000.0)) : 0;
+  tracing::Span root =
+      tracing::StartSpanAt("agentckpt.restore", tracing::SpanKind::kInternal,
+                           tracing::CurrentContext(), run.clock.start() - preload_micros);
+  tracing::SpanScope scope(root);
+  if (root.context().valid()) run.r.trace_id = root.context().TraceIdHex();
+  root.SetString("gen_ai.agent.id", agent_id);
+  root.SetBool("agentckpt.restore.dry_run", options_.dry_run);
+  if (Status loaded = LoadPhase(agent_id, preloaded, &run); !loaded.ok()) {  // 1. the checkpoint
+    run.marks.push_back(run.clock.last());
+    EmitPhaseSpans(root, run.marks, preload_micros, run.r);
+    root.SetError(loaded);
+    return loaded;
+  }
+  ReplayPhase(&run);            // 2. what arrived since it
+  PromptPhase(agent_id, &run);  // 3. the workspace, then the prompt
+  ResumePhase(agent_id, &run);  // 4. "active"; checkpoint.restored
+  EmitPhaseSpans(root, run.marks, preload_micros, run.r);
+  DescribeRestore(agent_id, run.r, &root);
   return std::move(run.r);
 }
 
@@ -172,6 +245,7 @@ Status Restorer::LoadPhase(const std::string& agent_id, PreloadedLatest* preload
     }
   }
   r.timings.load_ms = preload_ms + run->clock.Lap();
+  run->marks.push_back(run->clock.last());
   return OkStatus();
 }
 
@@ -203,6 +277,7 @@ void Restorer::ReplayPhase(RunState* run) {
     }
   }
   r.timings.replay_ms = run->clock.Lap();
+  run->marks.push_back(run->clock.last());
 }
 
 void Restorer::WorkspaceStep(RunState* run) {
@@ -236,6 +311,7 @@ void Restorer::WorkspaceStep(RunState* run) {
     }
   }
   r.timings.workspace_ms = clock.Lap();
+  run->marks.push_back(clock.last());
 }
 
 void Restorer::PromptPhase(const std::string& agent_id, RunState* run) {
@@ -274,6 +350,7 @@ void Restorer::PromptPhase(const std::string& agent_id, RunState* run) {
   r.prompt_tokens = prompt.tokens;
   r.prompt_cut = std::move(prompt.cut);
   r.timings.prompt_ms = run->clock.Lap();
+  run->marks.push_back(run->clock.last());
 }
 
 void Restorer::ResumePhase(const std::string& agent_id, RunState* run) {
@@ -288,6 +365,7 @@ void Restorer::ResumePhase(const std::string& agent_id, RunState* run) {
     if (announce) events_->PublishStatus(agent_id, kActive);
   }
   r.timings.resume_ms = clock.Lap();
+  run->marks.push_back(clock.last());
   r.timings.total_ms = run->preload_ms + clock.Total();
   if (announce) events_->PublishRestored(agent_id, r);
 }

@@ -63,7 +63,7 @@ struct RestoreResult {
   uint64_t handled = 0, pending = 0, replayed = 0, truncated = 0;
   uint64_t lost = 0;           // messages after the checkpoint the stream no longer holds
   std::string replay_partial;  // non-empty: the replay's deadline passed (why); counts kept
-  std::string replay_error;  // non-empty if replay could not run (prompt says so)
+  std::string replay_error;    // non-empty if replay could not run (prompt says so)
   // Workspace (read before the prompt): stashed uncommitted changes, or why it could not be.
   bool workspace_stashed = false;
   // The tree holds uncommitted changes the checkpoint does not account for, and this run left
@@ -79,6 +79,8 @@ struct RestoreResult {
   std::vector<std::string> prompt_cut;  // prompt sections shortened to fit the token limit
   std::string prompt;
   PhaseTimings timings;
+  // The trace of this restore's `agentckpt.restore` span (32 hex), when tracing is on.
+  std::string trace_id;
   // The journal folded into the checkpoint's context (docs/journal.md): applied entries, the
   // sequence reached, where and why the fold stopped. Empty object when the store keeps none.
   nlohmann::json journal = nlohmann::json::object();

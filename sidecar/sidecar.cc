@@ -15,6 +15,7 @@
 #include "sidecar/restore_service.h"
 #include "sidecar/sidecar_metrics.h"
 #include "store/journal_load.h"
+#include "tracing/span.h"
 #include "workspace/git_workspace.h"
 
 namespace agentckpt {
@@ -50,6 +51,20 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 // offending field's path, or "" when there is none.
 json ErrorBody(const std::string& code, const std::string& message, const std::string& field = "") {
   return {{"error", {{"code", code}, {"message", message}, {"field", field}}}};
+}
+
+// The span of a NATS request the sidecar handles ("process <operation>"), a child of the
+// message's traceparent header when it has a valid one.
+tracing::Span RequestSpan(const NatsRequest& req, const std::string& operation,
+                          const std::string& agent_id) {
+  tracing::TraceContext parent;
+  if (auto remote = tracing::ParseTraceparent(req.traceparent)) parent = *remote;
+  tracing::Span span =
+      tracing::StartSpanWithParent("process " + operation, tracing::SpanKind::kConsumer, parent);
+  span.SetString("messaging.system", "nats");
+  span.SetString("messaging.destination.name", req.subject);
+  span.SetString("gen_ai.agent.id", agent_id);
+  return span;
 }
 
 }  // namespace
@@ -448,6 +463,8 @@ void Sidecar::PeriodicLoop() {
 }
 
 void Sidecar::OnGateResolveRequest(const NatsRequest& req) {
+  tracing::Span span = RequestSpan(req, "gate.resolve", config_.agent_id);
+  tracing::SpanScope scope(span);
   GateReply reply = gates_->Resolve(req.data, "");
   // Every sidecar of the agent receives the request; only the lease holder answers, so a standby
   // never answers first with STANDBY while the holder decides.
@@ -501,6 +518,10 @@ void Sidecar::PublishEvent(const std::string& event, const json& payload) {
 }
 
 void Sidecar::OnCreateRequest(const NatsRequest& req) {
+  // A write the coalescer runs on this thread is a child of this span; one it runs later, on
+  // its own thread, starts a trace of its own.
+  tracing::Span span = RequestSpan(req, "checkpoint.create", config_.agent_id);
+  tracing::SpanScope scope(span);
   std::string field;
   auto parsed = ParseCreateRequest(req.data, &field);
   if (!parsed.ok()) {
@@ -524,7 +545,10 @@ void Sidecar::OnCreateRequest(const NatsRequest& req) {
 }
 
 void Sidecar::OnRestoreRequest(const NatsRequest& req) {
+  tracing::Span span = RequestSpan(req, "checkpoint.restore", config_.agent_id);
+  tracing::SpanScope scope(span);
   auto result = restore_->Run();
+  span.SetError(result.status());
   if (result.ok()) {
     Respond(req, *result);
   } else {

@@ -19,7 +19,8 @@
 namespace agentckpt::testing {
 
 HttpReply HttpCall(int port, const std::string& method, const std::string& path,
-                   const std::string& body, const std::string& content_type) {
+                   const std::string& body, const std::string& content_type,
+                   const std::map<std::string, std::string>& headers) {
   HttpReply reply;
   try {
     web::http::client::http_client_config cfg;
@@ -27,6 +28,7 @@ HttpReply HttpCall(int port, const std::string& method, const std::string& path,
     web::http::client::http_client client("http://127.0.0.1:" + std::to_string(port), cfg);
     web::http::http_request req(method);
     req.set_request_uri(path);
+    for (const auto& [name, value] : headers) req.headers().add(name, value);
     if (!body.empty() || method == "PUT" || method == "PATCH" || method == "POST") {
       req.set_body(body, content_type.empty() ? "application/json" : content_type);
     }

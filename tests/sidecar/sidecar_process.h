@@ -17,9 +17,10 @@ struct HttpReply {
   std::map<std::string, std::string> headers;
 };
 
-// One HTTP request to 127.0.0.1:port. Never throws.
+// One HTTP request to 127.0.0.1:port, with `headers` added. Never throws.
 HttpReply HttpCall(int port, const std::string& method, const std::string& path,
-                   const std::string& body = "", const std::string& content_type = "");
+                   const std::string& body = "", const std::string& content_type = "",
+                   const std::map<std::string, std::string>& headers = {});
 
 // The reference fixture's activeTask/contextSummary/workspace as a PUT /v1/context body.
 std::string FixtureContextBody(const std::string& fixture_name);

@@ -96,6 +96,10 @@ nlohmann::json SidecarEnvTest::NextEvent(int timeout_ms) {
       {"data", nlohmann::json::parse(std::string(natsMsg_GetData(msg),
                                                  static_cast<size_t>(natsMsg_GetDataLength(msg))),
                                      nullptr, false)}};
+  const char* traceparent = nullptr;
+  if (natsMsgHeader_Get(msg, "traceparent", &traceparent) == NATS_OK && traceparent != nullptr) {
+    out["traceparent"] = traceparent;
+  }
   natsMsg_Destroy(msg);
   return out;
 }

@@ -37,8 +37,8 @@ class SidecarEnvTest : public ::testing::Test {
   std::unique_ptr<CheckpointStore> OpenTestStore() const;
   // The agent's checkpoints, newest first.
   std::vector<CheckpointInfo> ListCheckpoints() const;
-  // Next event on agent.AGENT.checkpoint.> within `timeout_ms`: {"subject", "data"}; null on
-  // timeout.
+  // Next event on agent.AGENT.checkpoint.> within `timeout_ms`: {"subject", "data"} and
+  // "traceparent" when the message has that header; null on timeout.
   nlohmann::json NextEvent(int timeout_ms = 5000);
   // Sends a NATS request and returns the parsed reply (null on timeout).
   nlohmann::json Request(const std::string& subject, const std::string& body,
