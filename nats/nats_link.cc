@@ -3,6 +3,7 @@
 #include <nats/nats.h>
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "common/status_macros.h"
@@ -52,6 +53,7 @@ StatusOr<std::unique_ptr<NatsLink>> NatsLink::Connect(const NatsLinkOptions& o, 
   natsOptions_SetTimeout(opts.get(), 2000);
   natsOptions_SetDisconnectedCB(opts.get(), &NatsLink::OnDisconnected, link.get());
   natsOptions_SetReconnectedCB(opts.get(), &NatsLink::OnReconnected, link.get());
+  natsOptions_SetClosedCB(opts.get(), &NatsLink::OnClosed, link.get());
   RETURN_IF_ERROR(ApplyNatsAuthOptions(opts.get(), o));
   // One synchronous attempt first, so that credentials or TLS the server rejects are reported
   // as bad settings; an unreachable server is retried in the background. A client that signs
@@ -110,6 +112,13 @@ void NatsLink::OnDisconnected(natsConnection*, void* closure) {
   if (self->closing_) return;
   self->metrics_->CountNatsDisconnect();
   LogWarn("nats disconnected; events are buffered until the connection is back");
+}
+
+void NatsLink::OnClosed(natsConnection*, void* closure) {
+  auto* self = static_cast<NatsLink*>(closure);
+  std::lock_guard<std::mutex> lock(self->closed_mu_);
+  self->connection_closed_ = true;
+  self->closed_cv_.notify_all();
 }
 
 void NatsLink::OnReconnected(natsConnection*, void* closure) {
@@ -240,6 +249,14 @@ void NatsLink::Close() {
   }
   jsCtx_Destroy(js);
   natsConnection_Close(nc);
+  // natsConnection_Destroy does not wait for the callbacks nats.c has queued (a disconnect
+  // callback can run after it returned, on this object and its metrics, both gone by then);
+  // the closed callback comes last, so waiting for it waits for them all. Bounded: a shutdown
+  // must not hang on the client library.
+  {
+    std::unique_lock<std::mutex> lock(closed_mu_);
+    closed_cv_.wait_for(lock, std::chrono::seconds(2), [this] { return connection_closed_; });
+  }
   natsConnection_Destroy(nc);
   metrics_->SetNatsConnected(false);
 }

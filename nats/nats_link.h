@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -97,12 +98,18 @@ class NatsLink {
   static void OnDisconnected(__natsConnection* nc, void* closure);
   static void OnReconnected(__natsConnection* nc, void* closure);
   static void OnConnected(__natsConnection* nc, void* closure);
+  // The connection's last callback: nats.c runs a connection's callbacks in order on its own
+  // thread, so once this has run no earlier one (OnDisconnected above all) is still pending.
+  static void OnClosed(__natsConnection* nc, void* closure);
 
   Metrics* metrics_;
   int request_timeout_ms_;
   mutable std::mutex mu_;
   bool closed_ = false;
   std::atomic<bool> closing_{false};  // set first in Close(): the disconnect is expected
+  std::mutex closed_mu_;
+  std::condition_variable closed_cv_;
+  bool connection_closed_ = false;  // OnClosed ran (under closed_mu_)
   __natsConnection* nc_ = nullptr;
   __jsCtx* js_ = nullptr;
   std::list<std::unique_ptr<Handler>> handlers_;
