@@ -181,7 +181,7 @@ async function checkpointView(agent, which) {
   const cp = d.checkpoint;
   const cs = cp.contextSummary || {};
   const task = cp.activeTask;
-  const ledger = cp.ledger || { open: [], completed: [] };
+  const ledger = cp.ledger || { openCalls: [], completed: [] };
   const ws = cp.workspace;
   const seq = cp.sequenceNumber;
   show(el('h2', { text: 'checkpoint ' + seq + ' (' + cp.checkpointId + ')' }),
@@ -195,7 +195,7 @@ async function checkpointView(agent, which) {
     el('h2', { text: 'plan' }), el('ol', { id: 'plan' }, (cs.planOutline || []).map((p) => el('li', { text: p }))),
     el('h2', { text: 'tool calls' }), table('tool-calls', ['at', 'tool', 'input', 'output', ''], toolCallRows(cs.toolCallLog)),
     el('h2', { text: 'ledger' }), table('ledger', ['call', 'tool', 'effect', 'state', 'began'],
-      ledger.open.concat(ledger.completed).map((c) => el('tr', {}, el('td', { text: c.callId }), el('td', { text: c.toolName }),
+      (ledger.openCalls || []).concat(ledger.completed || []).map((c) => el('tr', {}, el('td', { text: c.callId }), el('td', { text: c.toolName }),
         el('td', { text: c.effect }), el('td', { class: c.state === 'outcome_unknown' ? 'warn' : '', text: c.state }),
         el('td', { text: c.beganAt })))),
     el('h2', { text: 'workspace' }), ws ? el('div', { class: 'card' }, kv([['branch', ws.branchName], ['commit', ws.lastCommitHash],
