@@ -3,13 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/gate_resolve.h"
 #include "cli/gate_store.h"
 #include "cli/terminal_output.h"
 #include "common/env.h"
 #include "common/time_format.h"
-#include "nats/subjects.h"
 #include "sidecar/config.h"
 
 namespace agentckpt {
@@ -39,24 +40,6 @@ void PrintGateTable(const Gate& g) {
   }
   if (!g.request.is_null()) t.AddRow({"request", g.request.dump()});
   t.Print(stdout);
-}
-
-// Sends the resolution to the running sidecar. nullopt when no sidecar answered (NATS down, no
-// responder or no reply in time); else its reply.
-std::optional<json> ResolveOverNats(const NatsClientOptions& options, const std::string& agent,
-                                    const json& body) {
-  auto nc = ConnectNats(options, "agentckpt gate");
-  if (!nc.ok()) return std::nullopt;
-  natsMsg* msg = nullptr;
-  std::string data = body.dump();
-  natsStatus s =
-      natsConnection_Request(&msg, nc->get(), subjects::GateResolve(agent).c_str(), data.data(),
-                             static_cast<int>(data.size()), options.timeout_ms);
-  if (s != NATS_OK) return std::nullopt;
-  json reply = json::parse(natsMsg_GetData(msg), natsMsg_GetData(msg) + natsMsg_GetDataLength(msg),
-                           nullptr, /*allow_exceptions=*/false);
-  natsMsg_Destroy(msg);
-  return reply;
 }
 
 }  // namespace
@@ -163,31 +146,16 @@ int GateCommand::Resolve(bool approve) {
     }
     body["response"] = response;
   }
-  auto parsed = ParseGateResolution(body, "");
-  if (!parsed.ok()) return ReportError(name, parsed.status());
-  if (Status s = CheckNatsClientOptions(nats_); !s.ok()) return ReportError(name, s);
-  json result;
-  std::string via = "nats";
-  if (auto reply = ResolveOverNats(nats_, agent_, body)) {
-    result = *reply;
-  } else {
-    // No sidecar answered: the decision goes to the store, fenced by the writer lease.
-    via = "store";
+  std::unique_ptr<CheckpointStore> opened;
+  auto decided = DecideGate(nats_, agent_, body, [&]() -> StatusOr<CheckpointStore*> {
     auto store = OpenStoreFromFlags(store_, agent_);
-    if (!store.ok()) return ReportError(name, store.status());
-    auto gate = ResolveGateInStore(store->get(), Env::Default(), agent_, *parsed);
-    if (!gate.ok()) {
-      const Status& st = gate.status();
-      if (st.code() == StatusCode::kFailedPrecondition &&
-          st.message().rfind("lease held", 0) == 0) {
-        return ReportError(
-            name, UnavailableError("no sidecar answered on " + subjects::GateResolve(agent_) +
-                                   ", and one holds the writer lease: " + st.message()));
-      }
-      return ReportError(name, st);
-    }
-    result = GateToJson(*gate);
-  }
+    if (!store.ok()) return store.status();
+    opened = std::move(store).value();
+    return opened.get();
+  });
+  if (!decided.ok()) return ReportError(name, decided.status());
+  const json& result = decided->result;
+  const std::string& via = decided->via;
   if (json_) {
     json out = result;
     out["via"] = via;

@@ -2,8 +2,9 @@
 // sidecar daemon (cli/run_command.h), `setup-stream` creates an agent's JetStream inbox
 // (cli/setup_stream.h), list/show/verify/prune/status work on a store (cli/store_commands.h),
 // `restore --dry-run` previews a restoration (cli/restore_command.h) `create` asks a running
-// sidecar for a checkpoint (cli/create_command.h) and `gate` lists and decides approval gates
-// (cli/gate_command.h). docs/cli.md documents them all.
+// sidecar for a checkpoint (cli/create_command.h), `gate` lists and decides approval gates
+// (cli/gate_command.h), `console` serves the web console and `diff` compares two checkpoints
+// (console/). docs/cli.md documents them all.
 #include <CLI/CLI.hpp>
 
 #include "cli/create_command.h"
@@ -12,6 +13,8 @@
 #include "cli/run_command.h"
 #include "cli/setup_stream.h"
 #include "cli/store_commands.h"
+#include "console/console_command.h"
+#include "console/diff_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"agentckpt: agent context checkpointing sidecar"};
@@ -22,6 +25,8 @@ int main(int argc, char** argv) {
   agentckpt::RestoreCommand restore(&app);
   agentckpt::CreateCommand create(&app);
   agentckpt::GateCommand gate(&app);
+  agentckpt::ConsoleCommand console(&app);
+  agentckpt::DiffCommand diff(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -34,5 +39,7 @@ int main(int argc, char** argv) {
   if (restore.Selected()) return restore.Execute();
   if (create.Selected()) return create.Execute();
   if (gate.Selected()) return gate.Execute();
+  if (console.Selected()) return console.Execute();
+  if (diff.Selected()) return diff.Execute();
   return 2;
 }

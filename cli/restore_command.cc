@@ -7,48 +7,15 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/restore_dry_run.h"
 #include "cli/terminal_output.h"
-#include "common/env.h"
 #include "nats/subjects.h"
-#include "redact/redactor.h"
-#include "replay/jetstream_replay.h"
-#include "restore/restore_result.h"
-#include "restore/restorer.h"
 #include "sidecar/config.h"
 
 namespace agentckpt {
 namespace {
 
 using nlohmann::json;
-
-// Wraps the JetStream replay: shows the phase on the progress line, and reads the stream and
-// consumer given on the command line instead of those recorded in the checkpoint, if any.
-class ReplayPhase : public ReplaySource {
- public:
-  ReplayPhase(ReplaySource* inner, Progress* progress, std::string stream, std::string consumer)
-      : inner_(inner),
-        progress_(progress),
-        stream_(std::move(stream)),
-        consumer_(std::move(consumer)) {}
-
-  StatusOr<ReplayResult> ReadSince(const NatsPosition& position, size_t max_messages,
-                                   size_t max_body_bytes) override {
-    NatsPosition p = position;
-    if (!stream_.empty()) p.stream_name = stream_;
-    if (!consumer_.empty()) p.consumer_name = consumer_;
-    progress_->Update("restore (dry run): replaying " + p.stream_name + "/" + p.consumer_name +
-                          " after stream sequence " + std::to_string(p.last_acked_sequence),
-                      true);
-    auto r = inner_->ReadSince(p, max_messages, max_body_bytes);
-    progress_->Update("restore (dry run): building the prompt", true);
-    return r;
-  }
-
- private:
-  ReplaySource* inner_;
-  Progress* progress_;
-  std::string stream_, consumer_;
-};
 
 std::string ReplayLine(const RestoreResult& r, bool configured) {
   if (r.cold_start) return "not run (no checkpoint)";
@@ -148,27 +115,18 @@ int RestoreCommand::Execute() {
   if (agent.empty()) {
     return ReportError("restore", InvalidArgumentError("--agent (or $AGENT_ID) is required"));
   }
-  auto tokenizer = ParseTokenEncoding(settings->tokenizer);
-  if (!tokenizer.ok()) return ReportError("restore", tokenizer.status().WithContext("--tokenizer"));
   const bool use_nats = nats_flag_->count() > 0;
   if (!use_nats && (!stream_.empty() || !consumer_.empty())) {
     return ReportError("restore", InvalidArgumentError("--stream and --consumer need --nats"));
   }
-  // Replayed bodies are redacted as the sidecar does, so the prompt is the one it would build.
-  Redactor redactor;
-  if (!settings->redact_patterns_file.empty()) {
-    Status patterns = redactor.AddPatternsFromFile(settings->redact_patterns_file);
-    if (!patterns.ok()) {
-      return ReportError("restore", patterns.WithContext("--redact-patterns"));
-    }
+  if (Status t = ParseTokenEncoding(settings->tokenizer).status(); !t.ok()) {
+    return ReportError("restore", t.WithContext("--tokenizer"));
   }
   auto store = OpenStoreFromFlags(store_, agent);
   if (!store.ok()) return ReportError("restore", store.status());
 
   Progress progress;
   NatsConnectionPtr nc;
-  std::unique_ptr<JetStreamReplaySource> jetstream;
-  std::unique_ptr<ReplayPhase> replay;
   if (use_nats) {
     Status ok = CheckNatsClientOptions(nats_);
     if (!ok.ok()) return ReportError("restore", ok);
@@ -179,32 +137,15 @@ int RestoreCommand::Execute() {
       return ReportError("restore", connected.status());
     }
     nc = std::move(connected).value();
-    jetstream = std::make_unique<JetStreamReplaySource>(
-        nc.get(), std::chrono::milliseconds(nats_.timeout_ms), Env::Default());
-    replay = std::make_unique<ReplayPhase>(jetstream.get(), &progress, stream_, consumer_);
   }
-
-  RestoreOptions options;
-  options.dry_run = true;
-  options.replay_max = static_cast<size_t>(settings->replay_max);
-  options.prompt_max_tokens = static_cast<size_t>(settings->prompt_max_tokens);
-  options.stale_after_ms = settings->stale_after_s * 1000;
-  options.workspace_dir = settings->workspace_dir;
-  options.tokenizer = *tokenizer;
-  options.redact = [&redactor](std::string_view text) { return redactor.Redact(text); };
-  Restorer restorer(Env::Default(), store->get(), replay.get(), /*events=*/nullptr, options);
-  progress.Update("restore (dry run): loading the latest verified checkpoint of " + agent, true);
-  auto result = restorer.Run(agent);
+  DryRunRequest request{agent, *settings, nc.get(), nats_.timeout_ms, stream_, consumer_,
+                        &progress};
+  auto result = RunRestoreDryRun(store->get(), request);
   progress.Done();
   if (!result.ok()) return ReportError("restore", result.status());
 
   if (json_) {
-    json j = RestoredEventPayload(*result);
-    j["agentId"] = agent;
-    j["dryRun"] = true;
-    j["replayConfigured"] = use_nats;
-    j["prompt"] = result->prompt;
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", RestoreDryRunJson(agent, *result, use_nats).dump(2).c_str());
   } else {
     PrintHuman(agent, *result, use_nats);
   }

@@ -68,16 +68,21 @@ bool RunCommand::Selected() const { return sub_->parsed(); }
 
 int RunCommand::Execute() { return RunSidecarMain(values_); }
 
-int RunSidecarMain(const std::map<std::string, std::string>& flags) {
-  auto config = ResolveConfig(flags, ProcessEnvLookup());
-  if (!config.ok()) return ReportSettingError("run", config.status());
-  // Signals are taken by sigwait below; every thread started from here on inherits the mask.
+sigset_t BlockStopSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+  return signals;
+}
+
+int RunSidecarMain(const std::map<std::string, std::string>& flags) {
+  auto config = ResolveConfig(flags, ProcessEnvLookup());
+  if (!config.ok()) return ReportSettingError("run", config.status());
+  // Signals are taken by sigwait below; every thread started from here on inherits the mask.
+  sigset_t signals = BlockStopSignals();
 
   InitJsonLog(config->log_level);
   ConfigureHttpThreads(4);

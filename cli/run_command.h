@@ -6,6 +6,8 @@
 // its 5 s budget); 2 for a bad setting (the message names it).
 #pragma once
 
+#include <signal.h>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -29,6 +31,11 @@ class RunCommand {
   CLI::App* sub_;
   std::map<std::string, std::string> values_;
 };
+
+// Blocks SIGTERM and SIGINT in the calling thread (every thread started afterwards inherits the
+// mask, so only a sigwait on the returned set takes them) and ignores SIGPIPE. For the
+// long-running subcommands (`run`, `console`); call before starting any thread.
+sigset_t BlockStopSignals();
 
 // Runs the sidecar with flags `flags` (flag name -> value) over the process environment.
 int RunSidecarMain(const std::map<std::string, std::string>& flags);

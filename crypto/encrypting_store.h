@@ -50,6 +50,7 @@ class EncryptingStore : public CheckpointStore {
   Status SetAgentStatus(const std::string& agent_id, const std::string& status,
                         int64_t now_ms) override;
   Status Ping() override;
+  StatusOr<std::vector<std::string>> ListAgents() override { return inner_->ListAgents(); }
   // The writer lease is not encrypted: forwarded as is.
   StatusOr<Lease> AcquireLease(const std::string& agent_id, const std::string& holder,
                                int64_t ttl_ms, int64_t now_ms) override {

@@ -20,28 +20,11 @@
 #include "context/context_state.h"
 #include "context/journal_writer.h"
 #include "http/gate_api.h"
+#include "http/http_handler.h"
 #include "observability/metrics.h"
 #include "store/checkpoint_store.h"
 
 namespace agentckpt {
-
-struct ApiRequest {
-  std::string method;  // "GET", "PUT", ...
-  std::string path;    // "/v1/checkpoints/abc", without the query
-  std::map<std::string, std::string> query;
-  std::string body;
-  std::string authorization;  // the Authorization header, "" when absent
-  // The W3C traceparent header, "" when absent. When tracing is on and it parses, the request's
-  // span is its child; otherwise it is ignored (never an error).
-  std::string traceparent;
-};
-
-struct ApiResponse {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-  std::map<std::string, std::string> headers;
-};
 
 // The restore operations, provided by the restore part when it is built in. An empty function
 // makes its endpoint answer 503 UNAVAILABLE.
@@ -82,18 +65,18 @@ struct ApiDeps {
   GateApi* gates = nullptr;
 };
 
-class ApiRouter {
+class ApiRouter : public HttpHandler {
  public:
   explicit ApiRouter(ApiDeps deps);
 
   // Answers one request, in a server span (tracing on; not for /healthz, /readyz, /metrics)
   // whose parent is the request's traceparent. Never throws.
-  ApiResponse Handle(const ApiRequest& request);
+  ApiResponse Handle(const ApiRequest& request) override;
 
   // True if `request` may proceed: no token is configured, the path is open (/healthz, /readyz,
   // /metrics) or its Authorization header carries the token. The body is not looked at, so the
   // server can ask before reading it.
-  bool Authorized(const ApiRequest& request) const;
+  bool Authorized(const ApiRequest& request) const override;
 
   // Builds the JSON error response used by every endpoint (also by the HTTP server for
   // requests it rejects itself, e.g. 413 before reading the body).
@@ -138,7 +121,7 @@ class ApiRouter {
   }
 
   ApiDeps deps_;
-  std::string token_digest_;  // SHA-256 hex of deps_.bearer_token; empty when none
+  BearerAuth auth_;  // deps_.bearer_token
 };
 
 }  // namespace agentckpt

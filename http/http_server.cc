@@ -141,7 +141,7 @@ void LingeringClose(int fd) {
   }
 }
 
-void Serve(tcp::socket socket, std::shared_ptr<HttpServer::InFlight> in_flight, ApiRouter* router,
+void Serve(tcp::socket socket, std::shared_ptr<HttpServer::InFlight> in_flight, HttpHandler* router,
            int64_t body_max_bytes) {
   const int fd = socket.native_handle();
   boost::system::error_code ec;
@@ -218,7 +218,7 @@ void Serve(tcp::socket socket, std::shared_ptr<HttpServer::InFlight> in_flight, 
 }
 
 void AcceptLoop(HttpServer::Listener* listener, std::shared_ptr<HttpServer::InFlight> in_flight,
-                ApiRouter* router, int64_t body_max_bytes) {
+                HttpHandler* router, int64_t body_max_bytes) {
   for (;;) {
     tcp::socket socket(listener->io);
     boost::system::error_code ec;
@@ -255,7 +255,7 @@ void ConfigureHttpThreads(size_t threads) {
   crossplat::threadpool::initialize_with_threads(threads);
 }
 
-HttpServer::HttpServer(std::string host, int port, int64_t body_max_bytes, ApiRouter* router)
+HttpServer::HttpServer(std::string host, int port, int64_t body_max_bytes, HttpHandler* router)
     : host_(std::move(host)),
       port_(port),
       body_max_bytes_(body_max_bytes),
@@ -279,6 +279,7 @@ Status HttpServer::Start() {
     listener->acceptor.set_option(asio::socket_base::reuse_address(true));
     listener->acceptor.bind(endpoint);
     listener->acceptor.listen(asio::socket_base::max_listen_connections);
+    port_ = listener->acceptor.local_endpoint().port();
   } catch (const std::exception& e) {
     return UnavailableError("cannot listen on " + where + ": " + e.what());
   }

@@ -51,6 +51,24 @@ Status ParseHttpAddr(const std::string& addr, SidecarConfig* cfg) {
   return OkStatus();
 }
 
+// The bearer token in `file` (trailing whitespace removed); "" when `file` is "".
+Status ReadHttpToken(const std::string& file, std::string* token) {
+  token->clear();
+  if (file.empty()) return OkStatus();
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || !IsReadableFile(file)) {
+    return SettingReader::Bad("http-token-file", "cannot read \"" + file + "\"");
+  }
+  *token = text.str();
+  while (!token->empty() && std::isspace(static_cast<unsigned char>(token->back()))) {
+    token->pop_back();
+  }
+  if (token->empty()) return SettingReader::Bad("http-token-file", "\"" + file + "\" is empty");
+  return OkStatus();
+}
+
 // A file setting that is given must name a regular file this process can open for reading, so
 // that a missing or unreadable credentials, key or certificate file stops the sidecar before it
 // connects anywhere.
@@ -256,21 +274,7 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   RETURN_IF_ERROR(r.String("http-addr", &addr));
   RETURN_IF_ERROR(ParseHttpAddr(addr, &c));
   RETURN_IF_ERROR(r.String("http-token-file", &c.http_token_file));
-  if (!c.http_token_file.empty()) {
-    std::ifstream in(c.http_token_file, std::ios::binary);
-    std::stringstream text;
-    if (in) text << in.rdbuf();
-    if (!in || !IsReadableFile(c.http_token_file)) {
-      return SettingReader::Bad("http-token-file", "cannot read \"" + c.http_token_file + "\"");
-    }
-    c.http_token = text.str();
-    while (!c.http_token.empty() && std::isspace(static_cast<unsigned char>(c.http_token.back()))) {
-      c.http_token.pop_back();
-    }
-    if (c.http_token.empty()) {
-      return SettingReader::Bad("http-token-file", "\"" + c.http_token_file + "\" is empty");
-    }
-  }
+  RETURN_IF_ERROR(ReadHttpToken(c.http_token_file, &c.http_token));
   RETURN_IF_ERROR(ReadRedactPatterns(r, &c.redact_patterns_file));
   RETURN_IF_ERROR(r.Int32("period-s", 1, 86400, &c.period_s));
   RETURN_IF_ERROR(r.Int32("keep", 1, 10000, &c.keep));
@@ -350,6 +354,15 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
                               "expected debug, info, warn or error, got \"" + c.log_level + "\"");
   }
   return c;
+}
+
+StatusOr<std::string> ResolveHttpToken(const std::map<std::string, std::string>& flags,
+                                       const EnvLookup& env) {
+  SettingReader r(flags, env);
+  std::string file, token;
+  RETURN_IF_ERROR(r.String("http-token-file", &file));
+  RETURN_IF_ERROR(ReadHttpToken(file, &token));
+  return token;
 }
 
 }  // namespace agentckpt

@@ -128,6 +128,12 @@ struct RestoreSettings {
 StatusOr<RestoreSettings> ResolveRestoreSettings(const std::map<std::string, std::string>& flags,
                                                  const EnvLookup& env);
 
+// CKPT_HTTP_TOKEN_FILE (--http-token-file) read as `agentckpt run` reads it, for the web console
+// (console/): the token ("" when the setting is unset). kInvalidArgument as ResolveConfig for a
+// file that cannot be read or is empty. Thread-safe if `env` is.
+StatusOr<std::string> ResolveHttpToken(const std::map<std::string, std::string>& flags,
+                                       const EnvLookup& env);
+
 // AGENT_ID as `agentckpt run` checks it: OK for "" (unset) or a valid id, else kInvalidArgument
 // "AGENT_ID (--agent-id): <why>". For the subcommands that take the agent's id. Thread-safe.
 Status CheckAgentIdSetting(const std::string& agent_id);

@@ -161,6 +161,11 @@ class CheckpointStore {
 
   // The agent's record; a default record (status "", last_sequence 0) if it has none.
   virtual StatusOr<AgentRecord> GetAgent(const std::string& agent_id) = 0;
+  // The ids of every agent that has a record in the store (it wrote a checkpoint, a status or
+  // took a lease), in ascending order: what a fleet view lists. kUnavailable. Stores that cannot
+  // list (the default) return kFailedPrecondition "this store cannot list agents"; decorators
+  // must forward.
+  virtual StatusOr<std::vector<std::string>> ListAgents();
   // Sets the agent's status (e.g. "recovering", "active"); keeps last_sequence.
   virtual Status SetAgentStatus(const std::string& agent_id, const std::string& status,
                                 int64_t now_ms) = 0;

@@ -1,4 +1,5 @@
-// The journal methods of stores that keep no journal (see CheckpointStore::SupportsJournal).
+// The journal methods of stores that keep no journal (see CheckpointStore::SupportsJournal), and
+// ListAgents of stores that cannot list.
 #include "store/checkpoint_store.h"
 
 namespace agentckpt {
@@ -17,5 +18,9 @@ StatusOr<std::vector<JournalEntry>> CheckpointStore::ReadJournal(const std::stri
 }
 
 StatusOr<JournalStats> CheckpointStore::GetJournalStats(const std::string&) { return NoJournal(); }
+
+StatusOr<std::vector<std::string>> CheckpointStore::ListAgents() {
+  return FailedPreconditionError("this store cannot list agents");
+}
 
 }  // namespace agentckpt

@@ -9,6 +9,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <string>
+#include <utility>
 
 namespace agentckpt::bench {
 
@@ -19,7 +20,9 @@ struct KeepAliveReply {
 
 class KeepAliveClient {
  public:
-  explicit KeepAliveClient(int port) : port_(port) {}
+  // `authorization`: the Authorization header sent with every request ("" for none).
+  explicit KeepAliveClient(int port, std::string authorization = "")
+      : port_(port), authorization_(std::move(authorization)) {}
 
   // Sends one request on the kept-alive connection (connecting first when there is none).
   KeepAliveReply Call(const std::string& method, const std::string& target,
@@ -36,6 +39,7 @@ class KeepAliveClient {
     http::request<http::string_body> req{http::string_to_verb(method), target, 11};
     req.set(http::field::host, "127.0.0.1");
     req.keep_alive(true);
+    if (!authorization_.empty()) req.set(http::field::authorization, authorization_);
     if (!body.empty()) {
       req.set(http::field::content_type, "application/json");
       req.body() = body;
@@ -60,6 +64,7 @@ class KeepAliveClient {
   }
 
   int port_;
+  std::string authorization_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::socket socket_{io_};
   boost::beast::flat_buffer buffer_;

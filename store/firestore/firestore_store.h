@@ -104,6 +104,9 @@ class FirestoreStore final : public LeaseRecordStore {
                                const std::string& checkpoint_id) override;
   StatusOr<Checkpoint> GetBySequence(const std::string& agent_id, int64_t sequence) override;
   StatusOr<std::vector<CheckpointInfo>> List(const std::string& agent_id, int limit) override;
+  // The ids of the agents/{agentId} documents: :runQuery pages of 1,000 names (no fields),
+  // each page after the last name of the one before (a __name__ filter).
+  StatusOr<std::vector<std::string>> ListAgents() override;
   // The writer lease: LeaseRecordStore's methods over ChangeLease (below).
   // firestore_store_journal.cc: the journal (see the header comment). AppendJournal is one
   // :commit per call when this store knows the agent's journal head (after its lease change,

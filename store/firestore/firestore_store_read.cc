@@ -185,6 +185,41 @@ StatusOr<std::vector<CheckpointInfo>> FirestoreStore::List(const std::string& ag
   return out;
 }
 
+StatusOr<std::vector<std::string>> FirestoreStore::ListAgents() {
+  constexpr int kPage = 1000;
+  std::vector<std::string> ids;
+  std::string after;  // the last document name of the previous page
+  for (;;) {
+    json query = {{"from", json::array({{{"collectionId", "agents"}}})},
+                  {"select", Select({"__name__"})},
+                  {"orderBy", json::array({{{"field", {{"fieldPath", "__name__"}}},
+                                            {"direction", "ASCENDING"}}})},
+                  {"limit", kPage}};
+    if (!after.empty()) {
+      query["where"] = {{"fieldFilter",
+                         {{"field", {{"fieldPath", "__name__"}}},
+                          {"op", "GREATER_THAN"},
+                          {"value", {{"referenceValue", after}}}}}};
+    }
+    json body = {{"structuredQuery", std::move(query)}};
+    ASSIGN_OR_RETURN(json reply, http_->Call("POST", ApiPath(DocumentsPath() + ":runQuery"), &body,
+                                             nullptr, Hedge::kYes));
+    if (!reply.is_array()) return InternalError("Firestore :runQuery reply is not an array");
+    int page = 0;
+    for (const json& item : reply) {
+      if (!item.is_object() || !item.contains("document")) continue;
+      ++page;
+      std::string name = item["document"].value("name", "");
+      if (name <= after) return InternalError("Firestore agents listing did not advance");
+      after = std::move(name);
+      std::string id = LastSegment(after);
+      if (ValidateAgentId(id).ok()) ids.push_back(std::move(id));  // not agents/.ping
+    }
+    if (page < kPage) break;
+  }
+  return ids;
+}
+
 StatusOr<CheckpointInfo> CheckpointInfoFromFirestoreDocument(const json& doc) {
   ASSIGN_OR_RETURN(json f, FirestoreFieldsToJson(doc.value("fields", json::object()), ""));
   CheckpointInfo info;

@@ -59,6 +59,8 @@ class SqliteStore final : public LeaseRecordStore {
   Status SetAgentStatus(const std::string& agent_id, const std::string& status,
                         int64_t now_ms) override;
   Status Ping() override;  // a SELECT 1 on the open connection
+  // The agents table's ids, one indexed scan (the primary key).
+  StatusOr<std::vector<std::string>> ListAgents() override;
   // The writer lease: LeaseRecordStore's methods over ChangeLease (below).
 
   bool SupportsJournal() const override { return true; }

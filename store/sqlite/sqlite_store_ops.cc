@@ -252,6 +252,19 @@ StatusOr<AgentRecord> SqliteStore::GetAgent(const std::string& agent_id) {
   return GetAgentLocked(agent_id);
 }
 
+StatusOr<std::vector<std::string>> SqliteStore::ListAgents() {
+  std::lock_guard<std::mutex> lock(mu_);
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, "SELECT agent_id FROM agents ORDER BY agent_id", -1, &stmt,
+                              nullptr);
+  if (rc != SQLITE_OK) return Error("cannot list agents", rc);
+  std::vector<std::string> ids;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) ids.push_back(ColumnText(stmt, 0));
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE) return Error("cannot list agents", rc);
+  return ids;
+}
+
 StatusOr<AgentRecord> SqliteStore::GetAgentLocked(const std::string& agent_id) {
   ScopedReset r(get_agent_);
   BindText(get_agent_, 1, agent_id);

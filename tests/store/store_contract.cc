@@ -403,6 +403,19 @@ TEST_P(StoreContractTest, AgentsAreIsolated) {
   EXPECT_EQ(rec_b->status, "");
 }
 
+TEST_P(StoreContractTest, ListAgentsNamesEveryAgentWithARecordInOrder) {
+  auto none = store().ListAgents();
+  STORE_ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
+  STORE_ASSERT_OK(PutAt(store(), "agent-c", 1));
+  STORE_ASSERT_OK(PutAt(store(), "agent-a", 1));
+  STORE_ASSERT_OK(PutAt(store(), "agent-a", 2));
+  STORE_ASSERT_OK(store().SetAgentStatus("agent-b", "stopped", 5));
+  auto listed = other_handle().ListAgents();
+  STORE_ASSERT_OK(listed);
+  EXPECT_EQ(*listed, (std::vector<std::string>{"agent-a", "agent-b", "agent-c"}));
+}
+
 TEST_P(StoreContractTest, RacingPutsAtTheSameSequenceHaveOneWinner) {
   for (int64_t round = 1; round <= 20; ++round) {
     SealedCheckpoint mine[2];
