@@ -85,8 +85,13 @@ TEST_F(CreateFloodTest, ThousandRequestsCoalesceAndAreAllAnswered) {
   size_t written = ListCheckpoints().size() - before;
   EXPECT_GE(written, 1u);
   EXPECT_LT(written, static_cast<size_t>(replies.created.load()) + 1);
-  EXPECT_LE(written, 10u) << "admitted requests should coalesce into few checkpoints";
+  // Admitted requests coalesce: one write answered several of them, so there are fewer writes
+  // than admitted requests by at least that many. How many writes there are in all depends on
+  // how fast the flood is served (tokens refill at 10/s meanwhile), so no fixed bound is set.
   EXPECT_GT(replies.max_coalesced.load(), 1);
+  EXPECT_LE(written + static_cast<size_t>(replies.max_coalesced.load()) - 1,
+            static_cast<size_t>(replies.created.load()))
+      << "admitted requests should coalesce into fewer checkpoints";
   EXPECT_EQ(HttpCall(port_, "GET", "/healthz").status, 200);
 
   natsSubscription_Destroy(sub);
