@@ -101,10 +101,12 @@ OtlpReceiver::~OtlpReceiver() {
     for (int fd : sockets_) ::shutdown(fd, SHUT_RDWR);
   }
   cv_.notify_all();
-  boost::system::error_code ignored;
+  // shutdown() wakes the blocked accept() with an error; the acceptor is closed only once its
+  // thread has ended (closing it from here while accept() runs is a data race).
   ::shutdown(listener_->acceptor.native_handle(), SHUT_RDWR);
-  listener_->acceptor.close(ignored);
   listener_->thread.join();
+  boost::system::error_code ignored;
+  listener_->acceptor.close(ignored);
   for (std::thread& t : connections_) t.join();
 }
 
