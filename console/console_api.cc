@@ -43,7 +43,10 @@ int RefusalStatus(const std::string& code) {
 }  // namespace
 
 ConsoleApi::ConsoleApi(CheckpointStore* store, ConsoleOptions options)
-    : store_(store), options_(std::move(options)), auth_(options_.bearer_token) {}
+    : store_(store),
+      options_(std::move(options)),
+      auth_(options_.bearer_token),
+      fleet_(store, options_.fleet_row_max_age_ms) {}
 
 bool ConsoleApi::Authorized(const ApiRequest& request) const {
   // The page and its assets hold no data; /api/session says whether a token is needed and
@@ -94,7 +97,7 @@ ApiResponse ConsoleApi::Route(const ApiRequest& request) {
   }
   if (p == "/api/fleet") {
     if (request.method != "GET") return MethodNotAllowed("GET");
-    return Reply(FleetView(store_, Env::Default()->NowUnixMillis()));
+    return Reply(fleet_.View(Env::Default()->NowUnixMillis()));
   }
   if (p.rfind(kAgents, 0) == 0) {
     std::string rest = p.substr(sizeof(kAgents) - 1);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/nats_client.h"
+#include "console/fleet_cache.h"
 #include "http/http_handler.h"
 #include "sidecar/config.h"
 #include "store/checkpoint_store.h"
@@ -27,6 +28,9 @@ struct ConsoleOptions {
   RestoreSettings restore;  // the preview's settings (the environment's, as `restore` reads)
   // The store a gate decision writes to when no sidecar answers (the console's own store).
   std::function<StatusOr<CheckpointStore*>()> decision_store;
+  // How long a fleet row may be reused while its agent shows no change (console/fleet_cache.h);
+  // 0 computes every row on every request.
+  int64_t fleet_row_max_age_ms = 30000;
 };
 
 class ConsoleApi : public HttpHandler {
@@ -48,6 +52,7 @@ class ConsoleApi : public HttpHandler {
   CheckpointStore* store_;
   ConsoleOptions options_;
   BearerAuth auth_;
+  FleetCache fleet_;
 };
 
 }  // namespace agentckpt

@@ -54,6 +54,10 @@ ConsoleCommand::ConsoleCommand(CLI::App* app) {
       ->capture_default_str();
   c->add_option("--listen", listen_, "HOST:PORT to serve on (port 0: any free port)")
       ->capture_default_str();
+  c->add_option("--fleet-cache-ms", fleet_row_max_age_ms_,
+                "Longest a fleet row is reused while its agent shows no change (0: never)")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
+      ->capture_default_str();
   c->add_option("--http-token-file", token_file_,
                 "Bearer token required on /api/ (default: $CKPT_HTTP_TOKEN_FILE, as the API)");
 }
@@ -87,6 +91,7 @@ int ConsoleCommand::Execute() {
   options.nats = nats_;
   options.replay = nats_flag_->count() > 0;
   options.restore = *restore;
+  options.fleet_row_max_age_ms = fleet_row_max_age_ms_;
   CheckpointStore* raw = store->get();
   options.decision_store = [raw]() -> StatusOr<CheckpointStore*> { return raw; };
   ConsoleApi api(raw, std::move(options));

@@ -1,7 +1,7 @@
 // `agentckpt console`: serves the web console (docs/console.md) until SIGTERM or SIGINT.
 //
 //   agentckpt console --store URL [--nats URL [NATS auth flags]] [--listen 127.0.0.1:8788]
-//                     [--http-token-file FILE] [--timeout-ms MS]
+//                     [--http-token-file FILE] [--timeout-ms MS] [--fleet-cache-ms MS]
 //
 // Read-only apart from gate decisions. Listens on loopback unless --listen says otherwise (port
 // 0 picks a free port); prints "console listening on http://HOST:PORT/" on stdout once it
@@ -12,6 +12,7 @@
 // --nats. Exit codes: 0 after SIGTERM/SIGINT, 2 bad arguments, 3 store or address unavailable.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "cli/nats_client.h"
@@ -40,6 +41,7 @@ class ConsoleCommand {
   NatsClientOptions nats_;
   std::string listen_ = "127.0.0.1:8788";
   std::string token_file_;
+  int64_t fleet_row_max_age_ms_ = 30000;
 };
 
 }  // namespace agentckpt

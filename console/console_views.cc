@@ -33,17 +33,19 @@ StatusOr<Checkpoint> Load(CheckpointStore* store, const std::string& agent,
   return store->GetById(agent, which);
 }
 
-json FleetRow(CheckpointStore* store, const std::string& agent, int64_t now_ms) {
+}  // namespace
+
+void SetFleetRecordFields(const AgentRecord& rec, json* row) {
+  (*row)["status"] = rec.status;
+  (*row)["updatedAt"] = rec.updated_at_ms > 0 ? json(FormatRfc3339Millis(rec.updated_at_ms)) : json();
+  (*row)["lastSequence"] = rec.last_sequence;
+  (*row)["leaseEpoch"] = rec.lease_epoch;
+}
+
+json FleetRow(CheckpointStore* store, const AgentRecord& rec, int64_t now_ms) {
+  const std::string& agent = rec.agent_id;
   json row = {{"agentId", agent}};
-  auto rec = store->GetAgent(agent);
-  if (!rec.ok()) {
-    row["error"] = rec.status().ToString();
-    return row;
-  }
-  row["status"] = rec->status;
-  row["updatedAt"] = rec->updated_at_ms > 0 ? json(FormatRfc3339Millis(rec->updated_at_ms)) : json();
-  row["lastSequence"] = rec->last_sequence;
-  row["leaseEpoch"] = rec->lease_epoch;
+  SetFleetRecordFields(rec, &row);
   Checkpoint cp;
   cp.agent_id = agent;
   auto latest = store->GetLatestVerified(agent);
@@ -59,7 +61,7 @@ json FleetRow(CheckpointStore* store, const std::string& agent, int64_t now_ms) 
   } else if (latest.status().code() != StatusCode::kNotFound) {
     row["error"] = latest.status().ToString();
     return row;
-  } else if (rec->last_sequence > 0) {
+  } else if (rec.last_sequence > 0) {
     // Checkpoints were written but none verifies: every listed one is corrupted.
     auto listed = store->List(agent, kTimelineMax);
     if (listed.ok()) row["corrupted"] = listed->size();
@@ -83,6 +85,8 @@ json FleetRow(CheckpointStore* store, const std::string& agent, int64_t now_ms) 
   row["outcomeUnknown"] = unknown;
   return row;
 }
+
+namespace {
 
 // Phases as bands: consecutive checkpoints with the same task and phase make one band.
 json PhaseBands(const json& marks) {
@@ -143,7 +147,15 @@ json JournalDensity(const std::vector<JournalEntry>& entries, json* restores) {
 StatusOr<json> FleetView(CheckpointStore* store, int64_t now_ms) {
   ASSIGN_OR_RETURN(std::vector<std::string> agents, store->ListAgents());
   json rows = json::array();
-  for (const std::string& a : agents) rows.push_back(FleetRow(store, a, now_ms));
+  for (const std::string& a : agents) {
+    auto rec = store->GetAgent(a);
+    if (!rec.ok()) {
+      rows.push_back({{"agentId", a}, {"error", rec.status().ToString()}});
+      continue;
+    }
+    rec->agent_id = a;
+    rows.push_back(FleetRow(store, *rec, now_ms));
+  }
   return json{{"generatedAt", FormatRfc3339Millis(now_ms)}, {"agents", rows}};
 }
 

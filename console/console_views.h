@@ -19,6 +19,13 @@ namespace agentckpt {
 // failing the whole fleet. kFailedPrecondition for a store that cannot list, kUnavailable.
 StatusOr<nlohmann::json> FleetView(CheckpointStore* store, int64_t now_ms);
 
+// One row of the fleet view for the agent `rec` names (rec.agent_id), given its record as just
+// read: the row's status, updatedAt, lastSequence and leaseEpoch come from `rec`, the rest from
+// the store. Never fails: what cannot be read becomes the row's "error".
+nlohmann::json FleetRow(CheckpointStore* store, const AgentRecord& rec, int64_t now_ms);
+// Sets the four members of a fleet row that come from the agent record.
+void SetFleetRecordFields(const AgentRecord& rec, nlohmann::json* row);
+
 // The agent's timeline: its checkpoints oldest first (trigger, phase, progress, verification),
 // its restores (each new writer epoch in the stored journal), its task phases as bands and the
 // journal's density (entries per time bucket). kNotFound when the agent has no record and no
