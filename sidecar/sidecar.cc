@@ -411,6 +411,14 @@ Status Sidecar::Start() {
     Status flushed = nats_->Flush(2000);
     if (!flushed.ok()) LogWarn("nats flush at start failed", {{"reason", flushed.ToString()}});
   }
+  // Said before the API answers anything, so it is in the log before the first request.
+  const std::string& host = config_.http_host;
+  bool loopback =
+      host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+  if (!loopback && config_.http_token.empty()) {
+    LogWarn("the HTTP API listens beyond loopback without a token; set CKPT_HTTP_TOKEN_FILE",
+            {{"http", host + ":" + std::to_string(config_.http_port)}});
+  }
   Status listening = http_->Start();
   if (!listening.ok()) {
     return InvalidArgumentError("CKPT_HTTP_ADDR (--http-addr): " + listening.message());
@@ -419,13 +427,6 @@ Status Sidecar::Start() {
   sweeper_->Start();
   lease_->Start([this](const Lease& l) { Activate(l); },
                 [this](const Status& reason) { OnLeaseLost(reason, true); });
-  const std::string& host = config_.http_host;
-  bool loopback =
-      host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
-  if (!loopback && config_.http_token.empty()) {
-    LogWarn("the HTTP API listens beyond loopback without a token; set CKPT_HTTP_TOKEN_FILE",
-            {{"http", host + ":" + std::to_string(config_.http_port)}});
-  }
   LogInfo("sidecar started", {{"agentId", config_.agent_id},
                               {"http", config_.http_host + ":" + std::to_string(config_.http_port)},
                               {"store", config_.store_url},
