@@ -349,10 +349,14 @@ async function route() {
 }
 
 async function start() {
-  const s = await (await fetch('/api/session', { headers: token() ? { 'Authorization': 'Bearer ' + token() } : {} })).json();
+  // The answer is about the token sent: one stored while the request was out (another tab's
+  // action, or the form) is neither refused nor forgotten by it.
+  const sent = token();
+  const s = await (await fetch('/api/session', { headers: sent ? { 'Authorization': 'Bearer ' + sent } : {} })).json();
+  if (token() !== sent) return start();
   if (s.tokenRequired && !s.authorized) {
-    askToken(token() ? 'the token was refused' : '');
-    if (token()) sessionStorage.removeItem(TOKEN_KEY);
+    askToken(sent ? 'the token was refused' : '');
+    if (sent) sessionStorage.removeItem(TOKEN_KEY);
     return;
   }
   await route();
