@@ -174,7 +174,12 @@ export class AgentCkptLedgerCallback {
         this.fail(success ? "handleToolEnd" : "handleToolError", e);
       }
     };
-    this.pending = this.pending.then(send);
+    // Without awaitEnd the end record is built and sent on a later turn of the event loop, so
+    // that the tool's result reaches the agent first (building a request and handing it to the
+    // HTTP stack costs about 0.15 ms, which would otherwise lengthen every tool call). The ends
+    // still go out one after another, in order.
+    const turn = this.options.awaitEnd ? Promise.resolve() : new Promise<void>((r) => setImmediate(r));
+    this.pending = this.pending.then(() => turn).then(send);
     return this.options.awaitEnd ? this.pending : Promise.resolve();
   }
 }
