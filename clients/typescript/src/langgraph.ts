@@ -12,6 +12,7 @@ import type {
   CheckpointMetadata,
 } from "@langchain/langgraph-checkpoint";
 import type { AgentCkptClient } from "./client.js";
+import { sendEndRecord } from "./end_record.js";
 import type { ContextPatch, ContextSummary, Effect, Phase } from "./types.js";
 
 /** Where an integration reports a failure it swallowed (it never throws into the agent). */
@@ -30,6 +31,13 @@ export interface LedgerCallbackOptions {
    * before it is durable leaves the call outcome_unknown, never done twice silently.
    */
   awaitEnd?: boolean;
+  /**
+   * How long an end record is tried again while the sidecar cannot be reached or answers 503
+   * (e.g. it is restarting), default 30000 ms; 0 tries once. An end whose earlier attempt did
+   * land (its reply was lost) is answered 409 ALREADY_COMPLETED on the next one, which counts
+   * as delivered.
+   */
+  endRetryMs?: number;
   onError?: ErrorSink;
 }
 
@@ -163,18 +171,16 @@ export class AgentCkptLedgerCallback {
     const call = this.open.get(runId);
     if (!call) return Promise.resolve();
     this.open.delete(runId);
-    const send = async () => {
-      try {
-        await this.client.endToolCall(call.callId, {
-          success,
-          outputSummary: cut(outputSummary, 500),
-          durationMs: Math.max(0, Date.now() - call.started),
-        });
-      } catch (e) {
-        this.fail(success ? "handleToolEnd" : "handleToolError", e);
-      }
+    const request = {
+      success,
+      outputSummary: cut(outputSummary, 500),
+      durationMs: Math.max(0, Date.now() - call.started),
     };
-    // Without awaitEnd the end record is built and sent on a later turn of the event loop, so
+    const send = async () => {
+      const error = await sendEndRecord(this.client, call.callId, request, this.options.endRetryMs);
+      if (error !== undefined) this.fail(success ? "handleToolEnd" : "handleToolError", error);
+    };
+    // Without awaitEnd the end record is sent on a later turn of the event loop, so
     // that the tool's result reaches the agent first (building a request and handing it to the
     // HTTP stack costs about 0.15 ms, which would otherwise lengthen every tool call). The ends
     // still go out one after another, in order.

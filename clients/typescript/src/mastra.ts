@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import type { AgentCkptClient } from "./client.js";
 import type { Effect } from "./types.js";
 import type { ErrorSink } from "./langgraph.js";
+import { sendEndRecord } from "./end_record.js";
 
 /** What Mastra passes to beforeToolCall (ToolHookContext). */
 export interface MastraToolHookContext {
@@ -32,6 +33,8 @@ export interface MastraLedgerOptions {
   decode?: (outputSummary: string) => unknown;
   /** Wait for the end record before the agent moves on (default false: sent in order, flush()). */
   awaitEnd?: boolean;
+  /** How long an end record is tried again while the sidecar is unreachable (default 30000 ms). */
+  endRetryMs?: number;
   onError?: ErrorSink;
 }
 
@@ -123,16 +126,14 @@ export function agentCkptToolHooks(client: AgentCkptClient, options: MastraLedge
           ? `${ctx.error.name}: ${ctx.error.message}`
           : String(ctx.error)
         : encode(ctx.output);
+      const request = {
+        success: !failed,
+        outputSummary: summary.slice(0, 500),
+        durationMs: Math.max(0, Date.now() - call.started),
+      };
       const send = async () => {
-        try {
-          await client.endToolCall(call.callId, {
-            success: !failed,
-            outputSummary: summary.slice(0, 500),
-            durationMs: Math.max(0, Date.now() - call.started),
-          });
-        } catch (e) {
-          fail("afterToolCall", e);
-        }
+        const error = await sendEndRecord(client, call.callId, request, options.endRetryMs);
+        if (error !== undefined) fail("afterToolCall", error);
       };
       pending = pending.then(send);
       if (options.awaitEnd) await pending;

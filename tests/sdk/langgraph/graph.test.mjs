@@ -140,6 +140,7 @@ test("SIGKILL of the sidecar while a tool runs: restoration names task and plan,
   );
   run.catch(() => undefined);
   await inside; // publish has begun (durably) and is in flight
+  await handler.flush(); // write_file's end record, sent in the background, has landed
   await fx.sidecar.restart();
   await fx.sidecar.ready();
   const restored = await fx.client.restoration();
@@ -159,6 +160,47 @@ test("SIGKILL of the sidecar while a tool runs: restoration names task and plan,
   assert.deepEqual(handler.errors, []);
   const after = (await fx.client.listToolCalls("completed")).calls.find((c) => c.idempotencyKey === "lc:run2-2");
   assert.equal(after?.result?.success, true);
+});
+
+test("an end record whose reply was lost is sent again and lands once", async () => {
+  // The first end request reaches the sidecar and is recorded, then its reply is lost (as when
+  // the sidecar is killed right after the record is durable); a second one is refused with a
+  // connection error. The handler tries again: 409 ALREADY_COMPLETED on a retry counts as landed.
+  let endsSeen = 0;
+  const lossy = async (url, init) => {
+    if (!String(url).endsWith("/end")) return fetch(url, init);
+    endsSeen++;
+    if (endsSeen === 1) {
+      await (await fetch(url, init)).text();
+      throw new TypeError("fetch failed", { cause: new Error("other side closed") });
+    }
+    if (endsSeen === 2) throw new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED") });
+    return fetch(url, init);
+  };
+  const client = new AgentCkptClient({ baseUrl: fx.env.url, fetch: lossy });
+  const handler = new AgentCkptLedgerCallback(client);
+  const graph = buildGraph({ model: new ScriptedChatModel(script("run4")), tools: makeTools(), checkpointer: undefined });
+  const out = await graph.invoke({ messages: [new HumanMessage("go")] }, { callbacks: [handler] });
+  await handler.flush();
+  assert.equal(out.messages.at(-1).content, "Published.");
+  assert.deepEqual(handler.errors, []);
+  assert.ok(endsSeen >= 4, `end requests sent: ${endsSeen}`); // 3 for write_file, 1 for publish
+  const done = (await fx.client.listToolCalls("completed")).calls;
+  for (const key of ["lc:run4-1", "lc:run4-2"]) {
+    const call = done.filter((c) => c.idempotencyKey === key);
+    assert.equal(call.length, 1, key);
+    assert.equal(call[0].result?.success, true, key);
+  }
+  // With endRetryMs 0 each of the two failures is reported.
+  endsSeen = 0;
+  const once = new AgentCkptLedgerCallback(client, { endRetryMs: 0 });
+  const graph2 = buildGraph({ model: new ScriptedChatModel(script("run5")), tools: makeTools(), checkpointer: undefined });
+  await graph2.invoke({ messages: [new HumanMessage("go")] }, { callbacks: [once] });
+  await once.flush();
+  assert.deepEqual(once.errors.map((e) => [e.where, e.error.code]), [
+    ["handleToolEnd", "UNREACHABLE"],
+    ["handleToolEnd", "UNREACHABLE"],
+  ]);
 });
 
 test("the handler never throws into the agent when the sidecar is unreachable", async () => {
