@@ -3,17 +3,16 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status_macros.h"
+#include "nats/jetstream_errors.h"
 
 namespace agentckpt {
 namespace {
 
 using nlohmann::json;
-
-// The JetStream API's error codes for a missing stream or consumer.
-constexpr int kStreamNotFound = 10059;
-constexpr int kConsumerNotFound = 10014;
-constexpr int kNotEnabled = 10076;
-constexpr int kNotEnabledForAccount = 10039;
+using jetstream_errors::kConsumerNotFound;
+using jetstream_errors::kNotEnabled;
+using jetstream_errors::kNotEnabledForAccount;
+using jetstream_errors::kStreamNotFound;
 
 }  // namespace
 

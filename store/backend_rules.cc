@@ -61,4 +61,18 @@ Status LeaseRecordStore::ReleaseLease(const std::string& agent_id, const LeaseTo
       .status();
 }
 
+Status CheckJournalEntries(const std::string& agent_id, const std::vector<JournalEntry>& entries) {
+  RETURN_IF_ERROR(ValidateAgentId(agent_id));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].agent_id != agent_id) {
+      return InvalidArgumentError("journal entry " + std::to_string(entries[i].sequence) +
+                                  " is not agent " + agent_id + "'s");
+    }
+    if (i > 0 && entries[i].sequence != entries[i - 1].sequence + 1) {
+      return InvalidArgumentError("journal entries are not consecutive");
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace agentckpt

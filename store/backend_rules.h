@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "store/checkpoint_store.h"
@@ -15,6 +16,10 @@ namespace agentckpt {
 // The checks a Put makes before it touches the store: a valid agent id, keep >= 1 and a sealed
 // checkpoint. kInvalidArgument naming what is wrong.
 Status CheckPutArguments(const SealedCheckpoint& sealed, const PutOptions& opts);
+
+// The checks an AppendJournal makes before it touches the store: a valid agent id, every entry
+// the agent's, consecutive sequences. kInvalidArgument naming what is wrong.
+Status CheckJournalEntries(const std::string& agent_id, const std::vector<JournalEntry>& entries);
 
 // The lease an agent record holds (a record with lease_holder, lease_epoch and
 // lease_expires_at_ms, as each backend keeps it).

@@ -234,7 +234,8 @@ StatusOr<LeaseChange> DecideAcquire(const Lease& current, const std::string& hol
                                     int64_t now_ms, const HolderIsDead& is_dead);
 
 // Opens the store named by `url`: "sqlite:///abs/path.db", "sqlite://relative/path.db", or
-// "firestore://projects/P/databases/D" (when built in). kInvalidArgument for an unknown scheme.
+// "firestore://projects/P/databases/D" (when built in) or "jetstream://..." (NATS settings from
+// the environment; store/open_store.h). kInvalidArgument for an unknown scheme.
 StatusOr<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& url);
 
 }  // namespace agentckpt

@@ -6,6 +6,7 @@
 
 #include "common/ids.h"
 #include "common/status_macros.h"
+#include "store/backend_rules.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace agentckpt {
@@ -67,17 +68,8 @@ void SqliteStore::FinalizeJournal() {
 Status SqliteStore::AppendJournal(const std::string& agent_id,
                                   const std::vector<JournalEntry>& entries,
                                   const std::optional<LeaseToken>& lease) {
-  RETURN_IF_ERROR(ValidateAgentId(agent_id));
+  RETURN_IF_ERROR(CheckJournalEntries(agent_id, entries));
   if (entries.empty()) return OkStatus();
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i].agent_id != agent_id) {
-      return InvalidArgumentError("journal entry " + std::to_string(entries[i].sequence) +
-                                  " is not agent " + agent_id + "'s");
-    }
-    if (i > 0 && entries[i].sequence != entries[i - 1].sequence + 1) {
-      return InvalidArgumentError("journal entries are not consecutive");
-    }
-  }
   std::vector<std::string> encoded;
   encoded.reserve(entries.size());
   for (const JournalEntry& e : entries) encoded.push_back(EncodeJournalEntry(e));

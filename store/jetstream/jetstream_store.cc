@@ -1,0 +1,429 @@
+// JetStreamStore: opening, names, the record's compare-and-set and the write path (Put, Prune,
+// DeleteExpired, status, the lease change).
+#include <algorithm>
+#include <cctype>
+
+#include "checkpoint/canonical.h"
+#include "common/ids.h"
+#include "common/status_macros.h"
+#include "observability/json_log.h"
+#include "store/jetstream/jetstream_store.h"
+
+namespace agentckpt {
+namespace {
+
+constexpr int kMaxCompareAndSetRounds = 16;
+
+bool ValidPrefix(const std::string& p) {
+  if (p.empty() || p.size() > 32) return false;
+  return std::all_of(p.begin(), p.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-';
+  });
+}
+
+StatusOr<int64_t> ParseIntParam(const std::string& key, const std::string& value, int64_t lo,
+                                int64_t hi) {
+  if (value.empty() || value.size() > 12 ||
+      !std::all_of(value.begin(), value.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    return InvalidArgumentError("CKPT_STORE: jetstream:// " + key + " must be a number, got \"" +
+                                value + "\"");
+  }
+  int64_t v = std::stoll(value);
+  if (v < lo || v > hi) {
+    return InvalidArgumentError("CKPT_STORE: jetstream:// " + key + " must be " +
+                                std::to_string(lo) + "-" + std::to_string(hi));
+  }
+  return v;
+}
+
+// Sorts newest first and removes (into *pruned) every ref beyond the newest `keep`.
+void KeepNewest(std::vector<JsCheckpointRef>* refs, size_t keep,
+                std::vector<JsCheckpointRef>* pruned) {
+  std::sort(refs->begin(), refs->end(),
+            [](const JsCheckpointRef& a, const JsCheckpointRef& b) { return a.sequence > b.sequence; });
+  while (refs->size() > keep) {
+    pruned->push_back(std::move(refs->back()));
+    refs->pop_back();
+  }
+}
+
+}  // namespace
+
+JetStreamStore::JetStreamStore(JetStreamStoreOptions options, std::unique_ptr<JetStreamApi> api)
+    : prefix_(options.prefix), api_(std::move(api)) {}
+
+std::vector<JsStreamSpec> JetStreamStore::StreamSpecs(const JetStreamStoreOptions& o) {
+  const std::string& p = o.prefix;
+  return {
+      JsStreamSpec{p + "_AGENTS", {p + ".agents.*"}, o.replicas, 1, -1},
+      JsStreamSpec{p + "_CKPT", {p + ".ckpt.*.*"}, o.replicas, 1, -1},
+      JsStreamSpec{p + "_JOURNAL", {p + ".journal.*"}, o.replicas, -1, -1},
+  };
+}
+
+StatusOr<std::unique_ptr<JetStreamStore>> JetStreamStore::Open(JetStreamStoreOptions options) {
+  if (!ValidPrefix(options.prefix)) {
+    return InvalidArgumentError("CKPT_STORE: jetstream:// prefix \"" + options.prefix +
+                                "\" must be 1-32 letters, digits, '_' or '-'");
+  }
+  if (options.replicas < 1 || options.replicas > 5) {
+    return InvalidArgumentError("CKPT_STORE: jetstream:// replicas must be 1-5");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<JetStreamApi> api, JetStreamApi::Connect(options.api));
+  for (const JsStreamSpec& spec : StreamSpecs(options)) {
+    RETURN_IF_ERROR(api->EnsureStream(spec, options.create));
+  }
+  return std::unique_ptr<JetStreamStore>(new JetStreamStore(std::move(options), std::move(api)));
+}
+
+StatusOr<JetStreamStoreOptions> JetStreamStore::ParseUrl(const std::string& url,
+                                                         const std::string& default_servers,
+                                                         const NatsAuthOptions& auth) {
+  const std::string scheme = "jetstream://";
+  if (url.rfind(scheme, 0) != 0) return InvalidArgumentError("CKPT_STORE: not a jetstream:// URL");
+  std::string rest = url.substr(scheme.size());
+  std::string query;
+  if (size_t q = rest.find('?'); q != std::string::npos) {
+    query = rest.substr(q + 1);
+    rest.resize(q);
+  }
+  std::string hosts = rest, path;
+  if (size_t slash = rest.find('/'); slash != std::string::npos) {
+    hosts = rest.substr(0, slash);
+    path = rest.substr(slash + 1);
+  }
+  JetStreamStoreOptions o;
+  o.api.auth = auth;
+  if (hosts.empty()) {
+    o.api.servers = default_servers;
+  } else {
+    size_t start = 0;
+    while (start <= hosts.size()) {
+      size_t comma = hosts.find(',', start);
+      std::string host = hosts.substr(start, comma == std::string::npos ? std::string::npos
+                                                                         : comma - start);
+      if (host.empty() || host.find('@') != std::string::npos) {
+        return InvalidArgumentError("CKPT_STORE: jetstream:// hosts are host:port[,host:port...] "
+                                    "(credentials go in NATS_CREDS, NATS_USER, ...)");
+      }
+      if (!o.api.servers.empty()) o.api.servers += ",";
+      o.api.servers += "nats://" + host;
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (o.api.servers.empty()) {
+    return InvalidArgumentError("CKPT_STORE: jetstream:// names no server and NATS_URL is empty");
+  }
+  if (!path.empty()) o.prefix = path;
+  if (!ValidPrefix(o.prefix)) {
+    return InvalidArgumentError("CKPT_STORE: jetstream:// prefix \"" + o.prefix +
+                                "\" must be 1-32 letters, digits, '_' or '-'");
+  }
+  size_t start = 0;
+  while (!query.empty() && start <= query.size()) {
+    size_t amp = query.find('&', start);
+    std::string pair = query.substr(start, amp == std::string::npos ? std::string::npos
+                                                                    : amp - start);
+    size_t eq = pair.find('=');
+    std::string key = pair.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : pair.substr(eq + 1);
+    if (key == "replicas") {
+      ASSIGN_OR_RETURN(int64_t v, ParseIntParam(key, value, 1, 5));
+      o.replicas = static_cast<int>(v);
+    } else if (key == "create") {
+      if (value != "0" && value != "1") {
+        return InvalidArgumentError("CKPT_STORE: jetstream:// create must be 0 or 1");
+      }
+      o.create = value == "1";
+    } else if (key == "timeout_ms") {
+      ASSIGN_OR_RETURN(o.api.request_timeout_ms, ParseIntParam(key, value, 100, 60000));
+    } else if (key == "retry_ms") {
+      ASSIGN_OR_RETURN(o.api.retry_ms, ParseIntParam(key, value, 0, 300000));
+    } else {
+      return InvalidArgumentError("CKPT_STORE: jetstream:// unknown option \"" + key +
+                                  "\" (replicas, create, timeout_ms, retry_ms)");
+    }
+    if (amp == std::string::npos) break;
+    start = amp + 1;
+  }
+  return o;
+}
+
+std::string JetStreamStore::AgentSubject(const std::string& agent_id) const {
+  return prefix_ + ".agents." + agent_id;
+}
+std::string JetStreamStore::CheckpointSubject(const std::string& agent_id,
+                                              const std::string& id) const {
+  return prefix_ + ".ckpt." + agent_id + "." + id;
+}
+std::string JetStreamStore::JournalSubject(const std::string& agent_id) const {
+  return prefix_ + ".journal." + agent_id;
+}
+
+std::string JetStreamStore::NewMessageId() {
+  uint8_t bytes[16];
+  if (!api_->env()->RandomBytes(bytes, sizeof(bytes)).ok()) {
+    // Without randomness the id is still unique within this process's life.
+    static std::atomic<uint64_t> n{0};
+    return "agentckpt-" + std::to_string(api_->env()->NowMonotonicMicros()) + "-" +
+           std::to_string(n.fetch_add(1));
+  }
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+StatusOr<JetStreamStore::Record> JetStreamStore::ReadRecord(const std::string& agent_id) {
+  ASSIGN_OR_RETURN(std::optional<JsMessage> msg,
+                   api_->GetLast(AgentsStream(), AgentSubject(agent_id)));
+  Record out;
+  out.rec.agent_id = agent_id;
+  if (!msg) return out;
+  ASSIGN_OR_RETURN(out.rec, DecodeAgentRecord(msg->data));
+  if (out.rec.agent_id != agent_id) {
+    return DataLossError("agent record of " + agent_id + " names agent " + out.rec.agent_id);
+  }
+  out.revision = msg->seq;
+  return out;
+}
+
+StatusOr<JetStreamStore::Record> JetStreamStore::ChangeRecordLocked(const std::string& agent_id,
+                                                                    bool cached,
+                                                                    const RecordChange& change) {
+  Record current;
+  auto hit = records_.find(agent_id);
+  if (cached && hit != records_.end()) {
+    current = hit->second;
+  } else {
+    ASSIGN_OR_RETURN(current, ReadRecord(agent_id));
+  }
+  for (int round = 0; round < kMaxCompareAndSetRounds; ++round) {
+    JsAgentRecord next = current.rec;
+    ASSIGN_OR_RETURN(bool write, change(&next));
+    if (!write) return current;
+    const std::string id = NewMessageId();
+    StatusOr<uint64_t> seq =
+        api_->Publish(AgentSubject(agent_id), EncodeAgentRecord(next), {}, id, current.revision);
+    if (seq.ok()) {
+      Record stored{*seq, std::move(next)};
+      records_[agent_id] = stored;
+      return stored;
+    }
+    records_.erase(agent_id);
+    if (seq.status().code() != StatusCode::kAlreadyExists) {
+      // The outcome is unknown (the retries ran out): the record tells.
+      StatusOr<Record> now = ReadRecord(agent_id);
+      if (now.ok() && now->rec == next) {
+        records_[agent_id] = *now;
+        return now;
+      }
+      return seq.status();
+    }
+    // Another writer changed the record since it was read: read it again and decide again.
+    ASSIGN_OR_RETURN(current, ReadRecord(agent_id));
+  }
+  return UnavailableError("agent record of " + agent_id + " keeps changing under this writer (" +
+                          std::to_string(kMaxCompareAndSetRounds) + " rounds)");
+}
+
+void JetStreamStore::PurgeDocuments(const std::string& agent_id,
+                                    const std::vector<JsCheckpointRef>& refs) {
+  for (const JsCheckpointRef& ref : refs) {
+    StatusOr<uint64_t> purged =
+        api_->Purge(CheckpointsStream(), CheckpointSubject(agent_id, ref.checkpoint_id), 0);
+    if (!purged.ok()) {
+      // The record no longer lists it, so it is unreachable; it only takes space.
+      LogWarn("jetstream store: a pruned checkpoint document was not purged",
+              {{"agentId", agent_id},
+               {"checkpointId", ref.checkpoint_id},
+               {"error", purged.status().ToString()}});
+    }
+  }
+}
+
+StatusOr<PutResult> JetStreamStore::Put(const SealedCheckpoint& sealed, const PutOptions& opts) {
+  RETURN_IF_ERROR(CheckPutArguments(sealed, opts));
+  const Checkpoint& cp = sealed.doc;
+  const std::string& agent = cp.agent_id;
+  JsCheckpointRef ref{cp.sequence_number, cp.checkpoint_id,  cp.timestamp_ms, cp.trigger_reason,
+                      cp.size_bytes,      cp.expire_at_ms,   cp.content_sha256};
+  // The checks the record decides, made again on every compare-and-set round.
+  auto conflicts = [&](const JsAgentRecord& rec) -> Status {
+    if (opts.lease && (rec.lease_holder != opts.lease->holder ||
+                       rec.lease_epoch != opts.lease->epoch)) {
+      return FailedPreconditionError(
+          LeaseLostMessage(*opts.lease, rec.lease_holder, rec.lease_epoch));
+    }
+    if (cp.sequence_number <= rec.last_sequence) {
+      return AlreadyExistsError("checkpoint sequence " + std::to_string(cp.sequence_number) +
+                                " of agent " + agent + " is not above the last written " +
+                                std::to_string(rec.last_sequence) + ": another writer got there");
+    }
+    for (const JsCheckpointRef& r : rec.checkpoints) {
+      if (r.checkpoint_id == cp.checkpoint_id) {
+        return AlreadyExistsError("checkpoint " + cp.checkpoint_id + " is stored already");
+      }
+    }
+    return OkStatus();
+  };
+  std::lock_guard<std::mutex> lock(mu_);
+  // Refuse what the record already refuses before a document is written (the final word is the
+  // compare-and-set below). A refusal by the cached record is checked against a fresh read.
+  if (auto hit = records_.find(agent); hit == records_.end() || !conflicts(hit->second.rec).ok()) {
+    ASSIGN_OR_RETURN(Record fresh, ReadRecord(agent));
+    RETURN_IF_ERROR(conflicts(fresh.rec));
+    records_[agent] = std::move(fresh);
+  }
+  // 1. The document, on its own subject, only where nothing is.
+  const std::string subject = CheckpointSubject(agent, cp.checkpoint_id);
+  StatusOr<uint64_t> doc = api_->Publish(subject, FullDocumentJson(sealed), {}, NewMessageId(), 0);
+  if (!doc.ok()) {
+    if (doc.status().code() != StatusCode::kAlreadyExists) return doc.status();
+    // Something is there: a document the record does not list, left by an earlier attempt of
+    // this very put (then it is ours to commit) or by another writer of the same id.
+    ASSIGN_OR_RETURN(std::optional<JsMessage> there, api_->GetLast(CheckpointsStream(), subject));
+    StatusOr<Checkpoint> stored = there ? VerifyDocumentJson(there->data)
+                                        : StatusOr<Checkpoint>(NotFoundError("gone"));
+    if (!stored.ok() || stored->content_sha256 != cp.content_sha256) {
+      return AlreadyExistsError("checkpoint " + cp.checkpoint_id +
+                                " is being written by another writer");
+    }
+  }
+  // 2. The record that lists it: the commit.
+  PutResult result;
+  std::vector<JsCheckpointRef> pruned;
+  int64_t compacted_from = 0, compacted_to = 0;
+  StatusOr<Record> committed =
+      ChangeRecordLocked(agent, /*cached=*/true, [&](JsAgentRecord* rec) -> StatusOr<bool> {
+        RETURN_IF_ERROR(conflicts(*rec));
+        pruned.clear();
+        rec->agent_id = agent;
+        rec->checkpoints.push_back(ref);
+        KeepNewest(&rec->checkpoints, static_cast<size_t>(opts.keep), &pruned);
+        rec->last_sequence = cp.sequence_number;
+        if (rec->updated_at_ms == 0) rec->updated_at_ms = cp.timestamp_ms;
+        compacted_from = rec->journal_compacted;
+        rec->journal_compacted = std::max(rec->journal_compacted, opts.journal_compact_through);
+        compacted_to = rec->journal_compacted;
+        return true;
+      });
+  if (!committed.ok()) {
+    if (committed.status().code() != StatusCode::kUnavailable) {
+      // Refused: the document is not listed and never will be.
+      StatusOr<uint64_t> purged = api_->Purge(CheckpointsStream(), subject, 0);
+      (void)purged;
+    }
+    return committed.status();
+  }
+  result.pruned = static_cast<int>(pruned.size());
+  PurgeDocuments(agent, pruned);
+  if (compacted_to > compacted_from) {
+    StatusOr<int64_t> n = CompactJournal(agent, compacted_from, compacted_to);
+    if (n.ok()) {
+      result.journal_compacted = *n;
+    } else {
+      // The record's mark already hides those entries; only their space is not yet reclaimed.
+      LogWarn("jetstream store: compacted journal entries were not purged",
+              {{"agentId", agent}, {"error", n.status().ToString()}});
+    }
+  }
+  return result;
+}
+
+StatusOr<int> JetStreamStore::Prune(const std::string& agent_id, int keep) {
+  RETURN_IF_ERROR(ValidateAgentId(agent_id));
+  if (keep < 1) return InvalidArgumentError("keep must be at least 1");
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<JsCheckpointRef> pruned;
+  ASSIGN_OR_RETURN(Record r, ChangeRecordLocked(agent_id, false, [&](JsAgentRecord* rec) {
+                     pruned.clear();
+                     KeepNewest(&rec->checkpoints, static_cast<size_t>(keep), &pruned);
+                     return StatusOr<bool>(!pruned.empty());
+                   }));
+  (void)r;
+  PurgeDocuments(agent_id, pruned);
+  return static_cast<int>(pruned.size());
+}
+
+StatusOr<int> JetStreamStore::DeleteExpired(int64_t now_ms) {
+  ASSIGN_OR_RETURN(std::vector<std::string> agents, ListAgents());
+  int deleted = 0;
+  for (const std::string& agent : agents) {
+    std::vector<JsCheckpointRef> expired;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ASSIGN_OR_RETURN(Record r, ChangeRecordLocked(agent, false, [&](JsAgentRecord* rec) {
+                         expired.clear();
+                         auto& list = rec->checkpoints;
+                         for (auto it = list.begin(); it != list.end();) {
+                           if (it->expire_at_ms <= now_ms) {
+                             expired.push_back(*it);
+                             it = list.erase(it);
+                           } else {
+                             ++it;
+                           }
+                         }
+                         return StatusOr<bool>(!expired.empty());
+                       }));
+      (void)r;
+    }
+    PurgeDocuments(agent, expired);
+    deleted += static_cast<int>(expired.size());
+  }
+  return deleted;
+}
+
+Status JetStreamStore::SetAgentStatus(const std::string& agent_id, const std::string& status,
+                                      int64_t now_ms) {
+  RETURN_IF_ERROR(ValidateAgentId(agent_id));
+  std::lock_guard<std::mutex> lock(mu_);
+  return ChangeRecordLocked(agent_id, true,
+                            [&](JsAgentRecord* rec) {
+                              rec->agent_id = agent_id;
+                              rec->status = status;
+                              rec->updated_at_ms = now_ms;
+                              return StatusOr<bool>(true);
+                            })
+      .status();
+}
+
+Status JetStreamStore::Ping() { return api_->StreamPlacement(AgentsStream()).status(); }
+
+StatusOr<LeaseChange> JetStreamStore::ChangeLease(const std::string& agent_id, int64_t now_ms,
+                                                  const LeaseDecision& decide) {
+  RETURN_IF_ERROR(ValidateAgentId(agent_id));
+  LeaseChange decided;
+  Lease before;  // the lease the record held
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ASSIGN_OR_RETURN(Record r,
+                     ChangeRecordLocked(agent_id, true, [&](JsAgentRecord* rec) -> StatusOr<bool> {
+                       before = LeaseOf(*rec);
+                       ASSIGN_OR_RETURN(decided, decide(before));
+                       if (!decided.write) return false;
+                       rec->agent_id = agent_id;
+                       rec->lease_holder = decided.lease.holder;
+                       rec->lease_epoch = decided.lease.epoch;
+                       rec->lease_expires_at_ms = decided.lease.expires_at_ms;
+                       rec->updated_at_ms = now_ms;
+                       return true;
+                     }));
+    (void)r;
+  }
+  // Every lease change is carried into the journal: a new holder or epoch as a fence, a release
+  // as a release mark (see the header comment). A renewal finds them there already (no request
+  // when this handle wrote them); a holder that crashed between its record and its fence
+  // publishes the fence on its next acquire.
+  if (decided.write) {
+    RETURN_IF_ERROR(FenceJournal(agent_id, decided.lease.holder, decided.lease.epoch,
+                                 decided.lease.holder.empty()));
+  }
+  return decided;
+}
+
+}  // namespace agentckpt

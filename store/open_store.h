@@ -1,0 +1,29 @@
+// OpenStore with the NATS connection settings a jetstream:// store needs (the sidecar passes
+// its own NATS_URL and credentials). The one-argument OpenStore (checkpoint_store.h) takes them
+// from the environment: NATS_URL, NATS_CREDS, NATS_NKEY_SEED, NATS_NKEY, NATS_USER,
+// NATS_PASSWORD, NATS_TLS_CA, NATS_TLS_CERT and NATS_TLS_KEY.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "nats/nats_options.h"
+#include "store/checkpoint_store.h"
+
+namespace agentckpt {
+
+struct StoreConnectOptions {
+  std::string nats_url = "nats://127.0.0.1:4222";  // for jetstream:// URLs without hosts
+  NatsAuthOptions nats_auth;
+};
+
+// The connection settings from the environment variables named above.
+StoreConnectOptions StoreConnectOptionsFromEnvironment();
+
+// Opens "sqlite://...", "firestore://..." (when built in) or "jetstream://..." (see
+// JetStreamStore::ParseUrl). kInvalidArgument for an unknown scheme or a malformed URL; the
+// backend's open errors otherwise.
+StatusOr<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& url,
+                                                     const StoreConnectOptions& connect);
+
+}  // namespace agentckpt
