@@ -15,6 +15,7 @@
 #include "sidecar/restore_service.h"
 #include "sidecar/sidecar_metrics.h"
 #include "store/journal_load.h"
+#include "store/open_store.h"
 #include "tracing/span.h"
 #include "workspace/git_workspace.h"
 
@@ -114,20 +115,6 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   s->context_.set_redactor(s->redactor_.get());
   s->context_.set_ledger_limits(
       LedgerLimits{config.ledger_keep, config.ledger_keep_age_s * int64_t{1000}});
-  auto store = OpenStore(config.store_url);
-  if (!store.ok()) {
-    if (store.status().code() == StatusCode::kInvalidArgument) {
-      return InvalidArgumentError("CKPT_STORE (--store): " + store.status().message());
-    }
-    return store.status().WithContext("CKPT_STORE " + config.store_url);
-  }
-  // Encryption at rest (docs/encryption.md); without a key, a guard that refuses encrypted data.
-  auto wrapped = crypto::WrapStoreForEncryption(std::move(store).value(), config.agent_id,
-                                                config.encryption_key_file,
-                                                config.encryption_old_key_files, env);
-  if (!wrapped.ok()) return wrapped.status();
-  s->store_ = std::move(wrapped).value();
-
   NatsLinkOptions no;
   no.url = config.nats_url;
   no.name = "agentckpt-" + config.agent_id;
@@ -141,6 +128,22 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   no.tls_key_file = config.nats_tls_key;
   no.reconnect_wait_ms = config.nats_reconnect_wait_ms;
   no.buffer_bytes = config.nats_buffer_bytes;
+  // A jetstream:// store connects with the sidecar's own NATS settings.
+  StoreConnectOptions store_connect{config.nats_url, no};
+  auto store = OpenStore(config.store_url, store_connect);
+  if (!store.ok()) {
+    if (store.status().code() == StatusCode::kInvalidArgument) {
+      return InvalidArgumentError("CKPT_STORE (--store): " + store.status().message());
+    }
+    return store.status().WithContext("CKPT_STORE " + config.store_url);
+  }
+  // Encryption at rest (docs/encryption.md); without a key, a guard that refuses encrypted data.
+  auto wrapped = crypto::WrapStoreForEncryption(std::move(store).value(), config.agent_id,
+                                                config.encryption_key_file,
+                                                config.encryption_old_key_files, env);
+  if (!wrapped.ok()) return wrapped.status();
+  s->store_ = std::move(wrapped).value();
+
   auto link = NatsLink::Connect(no, &s->metrics_);
   if (!link.ok()) return link.status();
   s->nats_ = std::move(link).value();

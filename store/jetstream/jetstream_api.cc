@@ -99,7 +99,25 @@ JetStreamApi::JetStreamApi(JetStreamApiOptions options, nats_handles::Connection
 JetStreamApi::~JetStreamApi() = default;
 
 StatusOr<std::unique_ptr<JetStreamApi>> JetStreamApi::Connect(JetStreamApiOptions options) {
-  ASSIGN_OR_RETURN(nats_handles::OptionsPtr opts, NewNatsOptions(options.servers, options.auth));
+  // nats.c 3.4 takes a list of servers only through natsOptions_SetServers (natsOptions_SetURL
+  // reads "a,b" as one URL): the options are made for the first server, then given them all.
+  std::vector<std::string> servers;
+  for (size_t start = 0; start <= options.servers.size();) {
+    size_t comma = options.servers.find(',', start);
+    if (comma == std::string::npos) comma = options.servers.size();
+    if (comma > start) servers.push_back(options.servers.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (servers.empty()) return InvalidArgumentError("no NATS server to connect to");
+  ASSIGN_OR_RETURN(nats_handles::OptionsPtr opts, NewNatsOptions(servers.front(), options.auth));
+  if (servers.size() > 1) {
+    std::vector<const char*> list;
+    for (const std::string& server : servers) list.push_back(server.c_str());
+    natsOptions_SetURL(opts.get(), nullptr);
+    natsStatus s =
+        natsOptions_SetServers(opts.get(), list.data(), static_cast<int>(list.size()));
+    if (s != NATS_OK) return NatsOptionError("NATS servers " + options.servers, s);
+  }
   natsOptions_SetName(opts.get(), "agentckpt-store");
   natsOptions_SetTimeout(opts.get(), static_cast<int64_t>(options.request_timeout_ms));
   // Keep reconnecting (to any server of the list) for as long as the process lives; a call

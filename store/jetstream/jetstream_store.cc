@@ -56,7 +56,7 @@ std::vector<JsStreamSpec> JetStreamStore::StreamSpecs(const JetStreamStoreOption
   const std::string& p = o.prefix;
   return {
       JsStreamSpec{p + "_AGENTS", {p + ".agents.*"}, o.replicas, 1, -1},
-      JsStreamSpec{p + "_CKPT", {p + ".ckpt.*.*"}, o.replicas, 1, -1},
+      JsStreamSpec{p + "_CKPT", {p + ".ckpt.*.*.*"}, o.replicas, 1, -1},
       JsStreamSpec{p + "_JOURNAL", {p + ".journal.*"}, o.replicas, -1, -1},
   };
 }
@@ -153,9 +153,9 @@ StatusOr<JetStreamStoreOptions> JetStreamStore::ParseUrl(const std::string& url,
 std::string JetStreamStore::AgentSubject(const std::string& agent_id) const {
   return prefix_ + ".agents." + agent_id;
 }
-std::string JetStreamStore::CheckpointSubject(const std::string& agent_id,
-                                              const std::string& id) const {
-  return prefix_ + ".ckpt." + agent_id + "." + id;
+std::string JetStreamStore::CheckpointSubject(const std::string& agent_id, const std::string& id,
+                                              const std::string& sha256) const {
+  return prefix_ + ".ckpt." + agent_id + "." + id + "." + sha256;
 }
 std::string JetStreamStore::JournalSubject(const std::string& agent_id) const {
   return prefix_ + ".journal." + agent_id;
@@ -235,7 +235,7 @@ void JetStreamStore::PurgeDocuments(const std::string& agent_id,
                                     const std::vector<JsCheckpointRef>& refs) {
   for (const JsCheckpointRef& ref : refs) {
     StatusOr<uint64_t> purged =
-        api_->Purge(CheckpointsStream(), CheckpointSubject(agent_id, ref.checkpoint_id), 0);
+        api_->Purge(CheckpointsStream(), CheckpointSubject(agent_id, ref.checkpoint_id, ref.content_sha256), 0);
     if (!purged.ok()) {
       // The record no longer lists it, so it is unreachable; it only takes space.
       LogWarn("jetstream store: a pruned checkpoint document was not purged",
@@ -279,19 +279,20 @@ StatusOr<PutResult> JetStreamStore::Put(const SealedCheckpoint& sealed, const Pu
     RETURN_IF_ERROR(conflicts(fresh.rec));
     records_[agent] = std::move(fresh);
   }
-  // 1. The document, on its own subject, only where nothing is.
-  const std::string subject = CheckpointSubject(agent, cp.checkpoint_id);
-  StatusOr<uint64_t> doc = api_->Publish(subject, FullDocumentJson(sealed), {}, NewMessageId(), 0);
+  // 1. The document, on a subject named by its id and content hash, only where nothing is. A
+  // message already there holds the same document (an earlier attempt of this put, whose
+  // writer died before its record) unless it was damaged: then it is replaced, under its own
+  // sequence.
+  const std::string subject = CheckpointSubject(agent, cp.checkpoint_id, cp.content_sha256);
+  const std::string document = FullDocumentJson(sealed);
+  StatusOr<uint64_t> doc = api_->Publish(subject, document, {}, NewMessageId(), 0);
   if (!doc.ok()) {
     if (doc.status().code() != StatusCode::kAlreadyExists) return doc.status();
-    // Something is there: a document the record does not list, left by an earlier attempt of
-    // this very put (then it is ours to commit) or by another writer of the same id.
     ASSIGN_OR_RETURN(std::optional<JsMessage> there, api_->GetLast(CheckpointsStream(), subject));
-    StatusOr<Checkpoint> stored = there ? VerifyDocumentJson(there->data)
-                                        : StatusOr<Checkpoint>(NotFoundError("gone"));
-    if (!stored.ok() || stored->content_sha256 != cp.content_sha256) {
-      return AlreadyExistsError("checkpoint " + cp.checkpoint_id +
-                                " is being written by another writer");
+    if (!there || there->data != document) {
+      RETURN_IF_ERROR(api_->Publish(subject, document, {}, NewMessageId(),
+                                    there ? there->seq : 0)
+                          .status());
     }
   }
   // 2. The record that lists it: the commit.
@@ -313,11 +314,16 @@ StatusOr<PutResult> JetStreamStore::Put(const SealedCheckpoint& sealed, const Pu
         return true;
       });
   if (!committed.ok()) {
-    if (committed.status().code() != StatusCode::kUnavailable) {
-      // Refused: the document is not listed and never will be.
-      StatusOr<uint64_t> purged = api_->Purge(CheckpointsStream(), subject, 0);
-      (void)purged;
-    }
+    // Refused. Unless the record lists this very document (a put repeated after it was
+    // committed), nothing will ever list it: purge it (best effort; readers never see it).
+    StatusOr<Record> now = ReadRecord(agent);
+    const bool listed =
+        !now.ok() || std::any_of(now->rec.checkpoints.begin(), now->rec.checkpoints.end(),
+                                 [&](const JsCheckpointRef& r) {
+                                   return r.checkpoint_id == cp.checkpoint_id &&
+                                          r.content_sha256 == cp.content_sha256;
+                                 });
+    if (!listed) (void)api_->Purge(CheckpointsStream(), subject, 0);
     return committed.status();
   }
   result.pruned = static_cast<int>(pruned.size());

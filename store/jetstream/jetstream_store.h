@@ -4,13 +4,14 @@
 // permissions can confine an agent to its own subjects:
 //
 //   P_AGENTS   P.agents.<agentId>                   the agent record (one message per subject)
-//   P_CKPT     P.ckpt.<agentId>.<checkpointId>      checkpoint documents (one per subject)
+//   P_CKPT     P.ckpt.<agentId>.<checkpointId>.<contentSha256>   checkpoint documents
 //   P_JOURNAL  P.journal.<agentId>                  the journal: batches of entries and fences
 //
 // Commit point: the agent record (jetstream_record.h). Every change of an agent publishes a new
 // record that expects the previous one's stream sequence (Nats-Expected-Last-Subject-Sequence),
 // so the stream serialises an agent's writers: a Put first stores the document on its own
-// subject (expecting none there), then publishes the record that lists it, with the lease and
+// subject (expecting none there; the subject names the content hash, so two writers of one id
+// never overwrite each other's document), then publishes the record that lists it, with the lease and
 // sequence checks made against the record it replaces. A writer that loses the compare-and-set
 // re-reads the record and gets kAlreadyExists or kFailedPrecondition "lease lost". A document
 // the record does not list is not in the store; its writer purges it, and readers never see it.
@@ -98,7 +99,8 @@ class JetStreamStore final : public LeaseRecordStore {
   uint64_t requests_sent() const { return api_->requests_sent(); }
   // Subject and stream names (docs/jetstream-store.md).
   std::string AgentSubject(const std::string& agent_id) const;
-  std::string CheckpointSubject(const std::string& agent_id, const std::string& id) const;
+  std::string CheckpointSubject(const std::string& agent_id, const std::string& id,
+                                const std::string& sha256) const;
   std::string JournalSubject(const std::string& agent_id) const;
   std::string AgentsStream() const { return prefix_ + "_AGENTS"; }
   std::string CheckpointsStream() const { return prefix_ + "_CKPT"; }

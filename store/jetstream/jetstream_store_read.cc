@@ -10,7 +10,8 @@ namespace agentckpt {
 StatusOr<Checkpoint> JetStreamStore::ReadDocument(const std::string& agent_id,
                                                   const JsCheckpointRef& ref) {
   ASSIGN_OR_RETURN(std::optional<JsMessage> msg,
-                   api_->GetLast(CheckpointsStream(), CheckpointSubject(agent_id, ref.checkpoint_id)));
+                   api_->GetLast(CheckpointsStream(), CheckpointSubject(agent_id, ref.checkpoint_id,
+                                                                      ref.content_sha256)));
   if (!msg) {
     return DataLossError("checkpoint " + ref.checkpoint_id + " is listed but its document is gone");
   }

@@ -59,7 +59,14 @@ void DamageJetStreamSequence(const std::string& /*temp_dir*/, const std::string&
                              const std::string& checkpoint_id) {
   auto store = OpenPrefix(LastPrefix());
   ASSERT_NE(store, nullptr);
-  const std::string subject = store->CheckpointSubject(agent, checkpoint_id);
+  std::string sha;
+  auto listed = store->List(agent, 1000);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  for (const CheckpointInfo& info : *listed) {
+    if (info.checkpoint_id == checkpoint_id) sha = info.content_sha256;
+  }
+  ASSERT_FALSE(sha.empty()) << checkpoint_id << " is not listed";
+  const std::string subject = store->CheckpointSubject(agent, checkpoint_id, sha);
   auto msg = store->api()->GetLast(store->CheckpointsStream(), subject);
   ASSERT_TRUE(msg.ok() && msg->has_value()) << msg.status().ToString();
   std::string doc = (*msg)->data;

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "store/sqlite/sqlite_store.h"
+#include "tests/store/crash_pipe.h"
 #include "tests/store/store_test_util.h"
 #include "tests/support/temp_dir.h"
 
@@ -78,36 +79,8 @@ Checkpoint DocAt(const Checkpoint& base, int64_t sequence) {
   }
 }
 
-// Reads confirmations from `fd` into `out` until `want` more arrived, end of file, or
-// `timeout_ms` passed. Returns false on a timeout or a read error.
 bool ReadConfirmations(int fd, size_t want, int timeout_ms, std::vector<int64_t>* out) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  size_t got = 0;
-  char buf[sizeof(int64_t)];
-  size_t filled = 0;
-  while (got < want) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd, POLLIN, 0};
-    int n = poll(&p, 1, static_cast<int>(left.count()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) continue;
-    ssize_t r = read(fd, buf + filled, sizeof(buf) - filled);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return false;
-    if (r == 0) return filled == 0;  // end of file (a torn record would be a bug)
-    filled += static_cast<size_t>(r);
-    if (filled == sizeof(buf)) {
-      int64_t sequence;
-      std::memcpy(&sequence, buf, sizeof(sequence));
-      out->push_back(sequence);
-      ++got;
-      filled = 0;
-    }
-  }
-  return true;
+  return ReadPipeRecords(fd, want, timeout_ms, out);
 }
 
 uint64_t CrashSeed() {
