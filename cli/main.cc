@@ -1,16 +1,18 @@
 // agentckpt: the command-line entry point. Each subcommand lives in its own part: `run` is the
 // sidecar daemon (cli/run_command.h), `setup-stream` creates an agent's JetStream inbox
-// (cli/setup_stream.h), list/show/verify/prune/status work on a store (cli/store_commands.h),
-// `restore --dry-run` previews a restoration (cli/restore_command.h) `create` asks a running
-// sidecar for a checkpoint (cli/create_command.h), `gate` lists and decides approval gates
-// (cli/gate_command.h), `console` serves the web console and `diff` compares two checkpoints
-// (console/). docs/cli.md documents them all.
+// (cli/setup_stream.h), `setup-store` the streams of a jetstream:// store
+// (cli/setup_store_command.h), list/show/verify/prune/status work on a store
+// (cli/store_commands.h), `restore --dry-run` previews a restoration (cli/restore_command.h)
+// `create` asks a running sidecar for a checkpoint (cli/create_command.h), `gate` lists and
+// decides approval gates (cli/gate_command.h), `console` serves the web console and `diff`
+// compares two checkpoints (console/). docs/cli.md documents them all.
 #include <CLI/CLI.hpp>
 
 #include "cli/create_command.h"
 #include "cli/gate_command.h"
 #include "cli/restore_command.h"
 #include "cli/run_command.h"
+#include "cli/setup_store_command.h"
 #include "cli/setup_stream.h"
 #include "cli/store_commands.h"
 #include "console/console_command.h"
@@ -21,6 +23,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   agentckpt::RunCommand run(&app);
   agentckpt::SetupStreamCommand setup_stream(&app);
+  agentckpt::SetupStoreCommand setup_store(&app);
   agentckpt::StoreCommands store_commands(&app);
   agentckpt::RestoreCommand restore(&app);
   agentckpt::CreateCommand create(&app);
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
   }
   if (run.Selected()) return run.Execute();
   if (setup_stream.Selected()) return setup_stream.Execute();
+  if (setup_store.Selected()) return setup_store.Execute();
   if (store_commands.Selected()) return store_commands.Execute();
   if (restore.Selected()) return restore.Execute();
   if (create.Selected()) return create.Execute();
