@@ -53,11 +53,11 @@ int SetupStoreCommand::Execute() {
     }
     streams.push_back({{"stream", s.name},
                        {"subjects", s.subjects},
-                       {"replicas", placement->first},
-                       {"leader", placement->second}});
-    if (placement->first != replicas_) {
+                       {"replicas", placement->replicas},
+                       {"leader", placement->leader}});
+    if (placement->replicas != replicas_) {
       std::fprintf(stderr, "setup-store: stream %s exists with %d replicas, not %d\n",
-                   s.name.c_str(), placement->first, replicas_);
+                   s.name.c_str(), placement->replicas, replicas_);
     }
   }
   if (json_) {

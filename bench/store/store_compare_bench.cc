@@ -283,6 +283,16 @@ bool MeasureJetStream(const std::string& name, const std::string& servers, int r
   JetStreamStore* js = store->get();
   Target t{name, js, [js] { return js->requests_sent(); }};
   Measure(t, base, iterations, warmup, seal, out);
+  // What the streams hold afterwards (one replica's bytes), for the sizing in
+  // docs/jetstream-store.md.
+  for (const std::string& stream : {js->AgentsStream(), js->CheckpointsStream(), js->JournalStream()}) {
+    auto st = js->api()->StreamPlacement(stream);
+    if (st.ok()) {
+      std::printf("%s stored: %-14s %6llu messages %10llu bytes\n", name.c_str(), stream.c_str(),
+                  static_cast<unsigned long long>(st->messages),
+                  static_cast<unsigned long long>(st->bytes));
+    }
+  }
   return true;
 }
 

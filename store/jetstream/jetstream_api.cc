@@ -344,7 +344,7 @@ Status JetStreamApi::DeleteStream(const std::string& name) {
   return OkStatus();
 }
 
-StatusOr<std::pair<int, std::string>> JetStreamApi::StreamPlacement(const std::string& name) {
+StatusOr<JetStreamApi::StreamState> JetStreamApi::StreamPlacement(const std::string& name) {
   ASSIGN_OR_RETURN(std::string text, Request("$JS.API.STREAM.INFO." + name, "", nullptr));
   ASSIGN_OR_RETURN(json info, ParseReply(text, "stream " + name));
   if (auto e = ErrorOf(info)) {
@@ -353,7 +353,13 @@ StatusOr<std::pair<int, std::string>> JetStreamApi::StreamPlacement(const std::s
   }
   const json config = info.value("config", json::object());
   const json cluster = info.value("cluster", json::object());
-  return std::make_pair(config.value("num_replicas", 1), cluster.value("leader", std::string()));
+  const json state = info.value("state", json::object());
+  StreamState out;
+  out.replicas = config.value("num_replicas", 1);
+  out.leader = cluster.value("leader", std::string());
+  out.messages = state.value("messages", uint64_t{0});
+  out.bytes = state.value("bytes", uint64_t{0});
+  return out;
 }
 
 }  // namespace agentckpt

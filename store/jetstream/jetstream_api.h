@@ -94,8 +94,15 @@ class JetStreamApi {
   Status EnsureStream(const JsStreamSpec& spec, bool create);
   // Deletes the stream (tests and `setup-store --delete`). OK when it did not exist.
   Status DeleteStream(const std::string& name);
-  // The stream's replica count and the name of its leader ("" while none). kNotFound.
-  StatusOr<std::pair<int, std::string>> StreamPlacement(const std::string& name);
+  // The stream's replica count, the name of its leader ("" while none) and its size.
+  // kNotFound.
+  struct StreamState {
+    int replicas = 1;
+    std::string leader;
+    uint64_t messages = 0;
+    uint64_t bytes = 0;  // stored bytes on one replica (subjects, headers and data)
+  };
+  StatusOr<StreamState> StreamPlacement(const std::string& name);
 
   // Requests sent so far, retries included (benchmarks count them per operation).
   uint64_t requests_sent() const { return requests_.load(); }

@@ -14,6 +14,8 @@
 #include "cli/setup_stream.h"
 #include "nats/nats_connect.h"
 #include "replay/jetstream_replay.h"
+#include "store/jetstream/jetstream_store.h"
+#include "tests/store/store_test_util.h"
 #include "tests/support/jetstream_fixture.h"
 #include "tests/support/nats_server.h"
 #include "tests/support/temp_dir.h"
@@ -165,6 +167,59 @@ TEST_F(NatsPermissionsTest, AgentUserStaysInsideItsSubjectsAndStream) {
   EXPECT_EQ(natsConnection_GetLastError(nc.get(), &text), NATS_NOT_PERMITTED);
   EXPECT_NE(std::string(text == nullptr ? "" : text).find("Subscription"), std::string::npos);
   natsSubscription_Destroy(sub);
+}
+
+// The JetStream store with the shipped permissions: the setup user provisions its streams, the
+// agent's user writes and reads its own agent's checkpoints and journal and cannot write another
+// agent's.
+TEST_F(NatsPermissionsTest, AgentUserKeepsItsCheckpointsInTheJetStreamStore) {
+  JetStreamStoreOptions setup;
+  setup.api.servers = Url("agent-marketing-prod-setup", kSetupPassword);
+  setup.create = true;
+  auto created = JetStreamStore::Open(setup);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  created->reset();
+
+  JetStreamStoreOptions options;
+  options.api.servers = AgentUrl();
+  options.api.request_timeout_ms = 500;
+  options.api.retry_ms = 1000;
+  auto store = JetStreamStore::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto lease = (*store)->AcquireLease(kAgent, "pod-1", 15000, 1'700'000'000'000);
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  const LeaseToken token{lease->holder, lease->epoch};
+  auto entries = testing::JournalChain(kAgent, 1, 2, token.epoch);
+  ASSERT_TRUE((*store)->AppendJournal(kAgent, entries, token).ok());
+  for (int64_t seq = 1; seq <= 3; ++seq) {
+    Checkpoint cp = testing::MakeCheckpoint(kAgent, seq);
+    cp.journal = JournalPosition{entries.back().sequence, entries.back().sha256};
+    PutOptions opts{2};
+    opts.lease = token;
+    opts.journal_compact_through = 1;
+    auto put = (*store)->Put(testing::SealForTest(cp), opts);
+    ASSERT_TRUE(put.ok()) << put.status().ToString();
+  }
+  auto latest = (*store)->GetLatestVerified(kAgent);
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  EXPECT_EQ(latest->checkpoint.sequence_number, 3);
+  auto journal = (*store)->ReadJournal(kAgent, 0);
+  ASSERT_TRUE(journal.ok()) << journal.status().ToString();
+  ASSERT_EQ(journal->size(), 1u);
+  EXPECT_EQ(journal->front().sequence, 2);
+
+  // Another agent's subjects are refused (the publish gets no acknowledgement).
+  auto other = (*store)->Put(testing::SealForTest(testing::MakeCheckpoint("agent-other", 1)),
+                             PutOptions{});
+  EXPECT_FALSE(other.ok());
+  ConnectionPtr nc = Connect(AgentUrl());
+  for (const char* subject : {"AGENTCKPT.agents.agent-other", "AGENTCKPT.journal.agent-other",
+                              "AGENTCKPT.ckpt.agent-other.x.y",
+                              "$JS.API.STREAM.DELETE.AGENTCKPT_AGENTS",
+                              "$JS.API.STREAM.CREATE.AGENTCKPT_AGENTS"}) {
+    ConnectionPtr fresh = Connect(AgentUrl());
+    EXPECT_TRUE(PublishRefused(fresh.get(), subject)) << subject;
+  }
 }
 
 TEST_F(NatsPermissionsTest, FleetUserTriggersCheckpointsButCannotWriteToInboxes) {
