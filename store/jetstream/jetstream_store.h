@@ -160,6 +160,15 @@ class JetStreamStore final : public LeaseRecordStore {
   std::map<std::string, Record> records_;  // guarded by mu_: the last record this handle wrote
   std::mutex journal_mu_;
   std::map<std::string, JournalHead> heads_;  // guarded by journal_mu_
+  // The journal messages holding entries, by stream sequence, as this handle knows them
+  // (guarded by journal_mu_). Present only while complete: set by a scan of the subject, kept
+  // up by this handle's appends, dropped when another writer may have appended. It spares a
+  // compaction the scan.
+  struct Span {
+    uint64_t seq = 0;
+    int64_t first = 0, last = 0;
+  };
+  std::map<std::string, std::vector<Span>> spans_;
 };
 
 }  // namespace agentckpt

@@ -1,5 +1,6 @@
 // JetStreamStore's journal (see the header comment of jetstream_store.h): one message per
 // append on <P>.journal.<agentId>, fenced by the lease epoch and holder each message carries.
+#include <algorithm>
 #include <string_view>
 
 #include "common/ids.h"
@@ -66,6 +67,7 @@ Status JetStreamStore::FenceJournal(const std::string& agent_id, const std::stri
       return OkStatus();
     }
     heads_.erase(agent_id);
+    spans_.erase(agent_id);
     if (seq.status().code() != StatusCode::kAlreadyExists) return seq.status();
   }
   return UnavailableError("the journal of " + agent_id + " keeps changing under the fence");
@@ -125,9 +127,13 @@ Status JetStreamStore::AppendJournal(const std::string& agent_id,
         api_->Publish(JournalSubject(agent_id), data, headers, msg_id, head.subject_last);
     if (seq.ok()) {
       heads_[agent_id] = JournalHead{*seq, entries.back().sequence, epoch, holder};
+      if (auto spans = spans_.find(agent_id); spans != spans_.end()) {
+        spans->second.push_back(Span{*seq, entries.front().sequence, entries.back().sequence});
+      }
       return OkStatus();
     }
     heads_.erase(agent_id);
+    spans_.erase(agent_id);
     if (seq.status().code() != StatusCode::kAlreadyExists) {
       // The retries ran out: if the message is stored after all, it is the subject's last one.
       StatusOr<std::optional<JsMessage>> last =
@@ -200,22 +206,45 @@ StatusOr<JournalStats> JetStreamStore::GetJournalStats(const std::string& agent_
 
 StatusOr<int64_t> JetStreamStore::CompactJournal(const std::string& agent_id, int64_t from,
                                                  int64_t through) {
-  ASSIGN_OR_RETURN(std::vector<JournalMessage> messages, ReadJournalMessages(agent_id));
+  std::lock_guard<std::mutex> lock(journal_mu_);
+  auto known = spans_.find(agent_id);
+  auto head = heads_.find(agent_id);
+  if (known == spans_.end() || head == heads_.end()) {
+    // Scan the subject once; this handle's appends keep the list up from then on.
+    // The head first: a message appended by another writer after it is not listed, and the
+    // next append of this handle, which expects the head, fails and drops the list.
+    ASSIGN_OR_RETURN(JournalHead now, ReadJournalHead(agent_id));
+    ASSIGN_OR_RETURN(std::vector<JournalMessage> messages, ReadJournalMessages(agent_id));
+    std::vector<Span> spans;
+    for (const JournalMessage& m : messages) {
+      if (m.kind == "entries" && m.seq <= now.subject_last) {
+        spans.push_back(Span{m.seq, m.first, m.last});
+      }
+    }
+    heads_[agent_id] = now;
+    known = spans_.insert_or_assign(agent_id, std::move(spans)).first;
+    head = heads_.find(agent_id);
+  }
+  std::vector<Span>& spans = known->second;
   int64_t count = 0;
   uint64_t below = 0;  // purge the messages before this stream sequence
-  for (const JournalMessage& m : messages) {
-    if (m.kind == "entries") {
-      const int64_t lo = std::max(m.first, from + 1), hi = std::min(m.last, through);
-      if (hi >= lo) count += hi - lo + 1;
-    }
-    if (below == 0 && (m.kind == "entries" ? m.last : 0) > through) below = m.seq;
+  for (const Span& s : spans) {
+    const int64_t lo = std::max(s.first, from + 1), hi = std::min(s.last, through);
+    if (hi >= lo) count += hi - lo + 1;
+    if (below == 0 && s.last > through) below = s.seq;
   }
-  if (messages.empty()) return count;
   // Never the subject's last message: it carries the high-water mark and the fence.
-  const uint64_t last = messages.back().seq;
+  const uint64_t last = head->second.subject_last;
   if (below == 0 || below > last) below = last;
-  if (below > messages.front().seq) {
-    RETURN_IF_ERROR(api_->Purge(JournalStream(), JournalSubject(agent_id), below).status());
+  if (!spans.empty() && below > spans.front().seq) {
+    StatusOr<uint64_t> purged = api_->Purge(JournalStream(), JournalSubject(agent_id), below);
+    if (!purged.ok()) {
+      spans_.erase(agent_id);
+      return purged.status();
+    }
+    spans.erase(std::remove_if(spans.begin(), spans.end(),
+                               [below](const Span& s) { return s.seq < below; }),
+                spans.end());
   }
   return count;
 }
