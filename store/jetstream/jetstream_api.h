@@ -25,6 +25,7 @@
 #include "common/status.h"
 #include "nats/nats_handles.h"
 #include "nats/nats_options.h"
+#include "store/jetstream/jetstream_record.h"
 
 namespace agentckpt {
 
@@ -121,10 +122,5 @@ class JetStreamApi {
   nats_handles::ConnectionPtr nc_;
   std::atomic<uint64_t> requests_{0};
 };
-
-// Decodes standard base64 (with padding). kDataLoss on bad input.
-StatusOr<std::string> DecodeBase64(std::string_view text);
-// Parses a NATS header block ("NATS/1.0\r\nKey: Value\r\n\r\n").
-std::map<std::string, std::string> ParseNatsHeaders(std::string_view block);
 
 }  // namespace agentckpt

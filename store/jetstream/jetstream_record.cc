@@ -1,5 +1,7 @@
 #include "store/jetstream/jetstream_record.h"
 
+#include <openssl/evp.h>
+
 #include <nlohmann/json.hpp>
 
 namespace agentckpt {
@@ -83,6 +85,42 @@ StatusOr<JsAgentRecord> DecodeAgentRecord(std::string_view text) {
     r.checkpoints.push_back(std::move(ref));
   }
   return r;
+}
+
+StatusOr<std::string> DecodeBase64(std::string_view text) {
+  if (text.size() % 4 != 0) return DataLossError("base64 text of a length not a multiple of 4");
+  std::string out(text.size() / 4 * 3, '\0');
+  if (text.empty()) return out;
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(text.data()),
+                          static_cast<int>(text.size()));
+  if (n < 0) return DataLossError("bad base64 text");
+  size_t pad = 0;
+  if (text.back() == '=') ++pad;
+  if (text.size() > 1 && text[text.size() - 2] == '=') ++pad;
+  out.resize(static_cast<size_t>(n) - pad);
+  return out;
+}
+
+std::map<std::string, std::string> ParseNatsHeaders(std::string_view block) {
+  std::map<std::string, std::string> out;
+  size_t pos = block.find("\r\n");  // the status line "NATS/1.0"
+  while (pos != std::string_view::npos && pos + 2 < block.size()) {
+    size_t start = pos + 2;
+    size_t end = block.find("\r\n", start);
+    std::string_view line = block.substr(start, end == std::string_view::npos ? block.npos
+                                                                              : end - start);
+    if (line.empty()) break;
+    size_t colon = line.find(':');
+    if (colon != std::string_view::npos) {
+      std::string key(line.substr(0, colon));
+      std::string_view value = line.substr(colon + 1);
+      while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+      out.emplace(std::move(key), std::string(value));
+    }
+    pos = end;
+  }
+  return out;
 }
 
 AgentRecord ToAgentRecord(const JsAgentRecord& r) {

@@ -5,10 +5,12 @@
 // (compare-and-set). The record lists the agent's committed checkpoints; a checkpoint document
 // stored on <P>.ckpt.<agentId>.<checkpointId> that the record does not list is not part of the
 // store (a writer that lost its compare-and-set, or crashed, left it). Format in
-// docs/checkpoint-format.md "JetStream store". Pure functions; thread-safe; never throw.
+// docs/checkpoint-format.md "JetStream store". Also the two wire decoders of JetStream's API
+// replies. Pure functions; thread-safe; never throw.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +49,12 @@ struct JsAgentRecord {
 std::string EncodeAgentRecord(const JsAgentRecord& record);
 // Parses the stored form strictly. kDataLoss naming what is wrong.
 StatusOr<JsAgentRecord> DecodeAgentRecord(std::string_view text);
+
+// The wire forms of a JetStream API reply's message (JetStreamApi): standard base64 (with
+// padding), kDataLoss on bad input; a NATS header block ("NATS/1.0\r\nKey: Value\r\n\r\n"),
+// the first value of each key.
+StatusOr<std::string> DecodeBase64(std::string_view text);
+std::map<std::string, std::string> ParseNatsHeaders(std::string_view block);
 
 // The public view of the record (CheckpointStore::GetAgent).
 AgentRecord ToAgentRecord(const JsAgentRecord& record);

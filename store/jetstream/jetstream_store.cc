@@ -224,8 +224,14 @@ StatusOr<JetStreamStore::Record> JetStreamStore::ChangeRecordLocked(const std::s
       }
       return seq.status();
     }
-    // Another writer changed the record since it was read: read it again and decide again.
+    // Another writer changed the record since it was read, or this very publish was stored
+    // before a leader change and its retry was refused (the new leader did not recognise the
+    // message id): read it again; if it is ours, done, else decide again.
     ASSIGN_OR_RETURN(current, ReadRecord(agent_id));
+    if (current.rec == next) {
+      records_[agent_id] = current;
+      return current;
+    }
   }
   return UnavailableError("agent record of " + agent_id + " keeps changing under this writer (" +
                           std::to_string(kMaxCompareAndSetRounds) + " rounds)");

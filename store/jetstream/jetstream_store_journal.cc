@@ -134,13 +134,17 @@ Status JetStreamStore::AppendJournal(const std::string& agent_id,
     }
     heads_.erase(agent_id);
     spans_.erase(agent_id);
-    if (seq.status().code() != StatusCode::kAlreadyExists) {
-      // The retries ran out: if the message is stored after all, it is the subject's last one.
-      StatusOr<std::optional<JsMessage>> last =
-          api_->GetLast(JournalStream(), JournalSubject(agent_id));
-      if (last.ok() && *last && (*last)->Header("Nats-Msg-Id") == msg_id) return OkStatus();
-      return seq.status();
+    // Either the retries ran out, or the compare-and-set failed, which is also what a retry of a
+    // publish that was stored before a leader change (its reply lost) is answered when the new
+    // leader does not recognise the message id. If the message is stored after all, it is the
+    // subject's last one.
+    StatusOr<std::optional<JsMessage>> last =
+        api_->GetLast(JournalStream(), JournalSubject(agent_id));
+    if (last.ok() && *last && (*last)->Header("Nats-Msg-Id") == msg_id) {
+      heads_[agent_id] = JournalHead{(*last)->seq, entries.back().sequence, epoch, holder};
+      return OkStatus();
     }
+    if (seq.status().code() != StatusCode::kAlreadyExists) return seq.status();
   }
   return UnavailableError("the journal of " + agent_id + " keeps changing under this writer");
 }
