@@ -254,10 +254,11 @@ StatusOr<SidecarConfig> ResolveConfig(const std::map<std::string, std::string>& 
   }
   c.store_url = "sqlite://agentckpt-data/" + c.agent_id + ".db";
   RETURN_IF_ERROR(r.String("store", &c.store_url));
-  if (c.store_url.rfind("sqlite://", 0) != 0 && c.store_url.rfind("firestore://", 0) != 0) {
+  if (c.store_url.rfind("sqlite://", 0) != 0 && c.store_url.rfind("firestore://", 0) != 0 &&
+      c.store_url.rfind("jetstream://", 0) != 0) {
     return SettingReader::Bad("store",
-                              "expected sqlite://PATH or firestore://projects/P/databases/D, "
-                              "got \"" +
+                              "expected sqlite://PATH, firestore://projects/P/databases/D or "
+                              "jetstream://[HOST:PORT,...]/[PREFIX], got \"" +
                                   c.store_url + "\"");
   }
   if (c.store_url == "sqlite://" || c.store_url == "sqlite:///") {

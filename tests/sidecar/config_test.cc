@@ -35,6 +35,20 @@ TEST(SidecarConfigTest, DefaultsWithOnlyAgentId) {
   EXPECT_TRUE(c->js_stream.empty());
 }
 
+TEST(SidecarConfigTest, AcceptsEveryStoreScheme) {
+  for (const char* url : {"sqlite:///var/lib/x.db", "firestore://projects/p/databases/(default)",
+                          "jetstream:///AGENTCKPT",
+                          "jetstream://nats-0:4222,nats-1:4222/AGENTCKPT?replicas=3"}) {
+    auto c = ResolveConfig({}, FakeEnvVars({{"AGENT_ID", "a"}, {"CKPT_STORE", url}}));
+    ASSERT_TRUE(c.ok()) << url << ": " << c.status().ToString();
+    EXPECT_EQ(c->store_url, url);
+  }
+  auto bad = ResolveConfig({}, FakeEnvVars({{"AGENT_ID", "a"}, {"CKPT_STORE", "redis://x"}}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("jetstream://"), std::string::npos)
+      << bad.status().ToString();
+}
+
 TEST(SidecarConfigTest, FlagWinsOverEnvironment) {
   auto c = ResolveConfig(
       {{"period-s", "30"}, {"agent-id", "from-flag"}},
