@@ -320,6 +320,9 @@ StatusOr<PutResult> JetStreamStore::Put(const SealedCheckpoint& sealed, const Pu
         return true;
       });
   if (!committed.ok()) {
+    // An unknown outcome (the retries ran out during a leader election) may still be applied
+    // later by the cluster: then the record lists this document, so it must stay.
+    if (committed.status().code() == StatusCode::kUnavailable) return committed.status();
     // Refused. Unless the record lists this very document (a put repeated after it was
     // committed), nothing will ever list it: purge it (best effort; readers never see it).
     StatusOr<Record> now = ReadRecord(agent);
