@@ -218,9 +218,8 @@ StatusOr<std::optional<JsMessage>> JetStreamApi::GetNext(const std::string& stre
 
 StatusOr<uint64_t> JetStreamApi::Purge(const std::string& stream, const std::string& subject,
                                        uint64_t below) {
-  // Always with a sequence bound ("all of the subject" is every sequence below 2^62): a
-  // filtered purge without one is what the chaos run's document loss points at on nats-server
-  // 2.9.10 clusters, while bounded ones (the journal's) lost nothing.
+  // Always with a sequence bound ("all of the subject" is every sequence below 2^62), the form
+  // the journal's purges use, so one code path on the server serves both.
   json body{{"filter", subject}, {"seq", below > 0 ? below : (uint64_t{1} << 62)}};
   ASSIGN_OR_RETURN(std::string text,
                    Request("$JS.API.STREAM.PURGE." + stream, body.dump(), nullptr));
