@@ -39,19 +39,31 @@ Status SqliteStore::PrepareJournal() {
     sqlite3_stmt** stmt;
     const char* sql;
   } prepared[] = {
+      // One row even when the agent has no record yet. The high-water mark is the larger of the
+      // agent record's (raised only by compaction) and the newest stored entry, so an append
+      // writes the journal's own pages and nothing else.
       {&journal_head_,
-       "SELECT lease_holder, lease_epoch, journal_last_sequence FROM agents WHERE agent_id = ?"},
+       "SELECT a.lease_holder, a.lease_epoch,"
+       " max(coalesce(a.journal_last_sequence, 0), coalesce((SELECT sequence FROM journal"
+       " WHERE agent_id = ?1 ORDER BY sequence DESC LIMIT 1), 0)),"
+       " a.agent_id IS NOT NULL"
+       " FROM (SELECT 1) LEFT JOIN agents a ON a.agent_id = ?1"},
       {&journal_insert_,
        "INSERT INTO journal (agent_id, sequence, size_bytes, entry) VALUES (?,?,?,?)"},
-      {&journal_bump_,
-       "INSERT INTO agents (agent_id, journal_last_sequence, updated_at_ms) VALUES (?1, ?2, ?3)"
-       " ON CONFLICT (agent_id) DO UPDATE SET journal_last_sequence = ?2"},
+      {&journal_register_,
+       "INSERT OR IGNORE INTO agents (agent_id, updated_at_ms) VALUES (?1, ?2)"},
       {&journal_read_,
        "SELECT sequence, entry FROM journal WHERE agent_id = ? AND sequence > ? ORDER BY sequence"},
       {&journal_stats_,
        "SELECT count(*), coalesce(sum(size_bytes), 0), coalesce(min(sequence), 0),"
-       " (SELECT journal_last_sequence FROM agents WHERE agent_id = ?1)"
+       " max(coalesce((SELECT journal_last_sequence FROM agents WHERE agent_id = ?1), 0),"
+       " coalesce(max(sequence), 0))"
        " FROM journal WHERE agent_id = ?1"},
+      // Before compaction deletes entries, the agent record keeps the newest sequence.
+      {&journal_raise_,
+       "UPDATE agents SET journal_last_sequence = max(journal_last_sequence, coalesce((SELECT"
+       " sequence FROM journal WHERE agent_id = ?1 ORDER BY sequence DESC LIMIT 1), 0))"
+       " WHERE agent_id = ?1"},
       {&journal_compact_, "DELETE FROM journal WHERE agent_id = ? AND sequence <= ?"},
   };
   for (auto& p : prepared) RETURN_IF_ERROR(Prepare(p.sql, p.stmt));
@@ -59,8 +71,8 @@ Status SqliteStore::PrepareJournal() {
 }
 
 void SqliteStore::FinalizeJournal() {
-  for (sqlite3_stmt* s : {journal_head_, journal_insert_, journal_bump_, journal_read_,
-                          journal_stats_, journal_compact_}) {
+  for (sqlite3_stmt* s : {journal_head_, journal_insert_, journal_register_, journal_read_,
+                          journal_stats_, journal_raise_, journal_compact_}) {
     sqlite3_finalize(s);
   }
 }
@@ -75,21 +87,21 @@ Status SqliteStore::AppendJournal(const std::string& agent_id,
   for (const JournalEntry& e : entries) encoded.push_back(EncodeJournalEntry(e));
   std::lock_guard<std::mutex> lock(mu_);
   return InTransactionLocked([&]() -> StatusOr<bool> {
+           bool has_record = false;
            {
              StmtGuard g{journal_head_};
              Bind(journal_head_, 1, agent_id);
              int rc = sqlite3_step(journal_head_);
-             if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-               return Error("cannot read the agent record", rc);
-             const bool row = rc == SQLITE_ROW;
+             if (rc != SQLITE_ROW) return Error("cannot read the agent record", rc);
+             has_record = sqlite3_column_int64(journal_head_, 3) != 0;
              if (lease.has_value()) {
-               std::string holder(row ? Column(journal_head_, 0) : std::string_view());
-               int64_t epoch = row ? sqlite3_column_int64(journal_head_, 1) : 0;
+               std::string holder(Column(journal_head_, 0));
+               int64_t epoch = sqlite3_column_int64(journal_head_, 1);
                if (holder != lease->holder || epoch != lease->epoch) {
                  return FailedPreconditionError(LeaseLostMessage(*lease, holder, epoch));
                }
              }
-             int64_t last = row ? sqlite3_column_int64(journal_head_, 2) : 0;
+             int64_t last = sqlite3_column_int64(journal_head_, 2);
              if (entries.front().sequence <= last) {
                return AlreadyExistsError("journal sequence " +
                                          std::to_string(entries.front().sequence) + " of agent " +
@@ -107,12 +119,13 @@ Status SqliteStore::AppendJournal(const std::string& agent_id,
              int rc = sqlite3_step(journal_insert_);
              if (rc != SQLITE_DONE) return Error("cannot append to the journal", rc);
            }
-           StmtGuard g{journal_bump_};
-           Bind(journal_bump_, 1, agent_id);
-           sqlite3_bind_int64(journal_bump_, 2, entries.back().sequence);
-           sqlite3_bind_int64(journal_bump_, 3, options_.env->NowUnixMillis());
-           int rc = sqlite3_step(journal_bump_);
-           if (rc != SQLITE_DONE) return Error("cannot update the agent record", rc);
+           if (!has_record) {  // an agent's first append creates its record
+             StmtGuard g{journal_register_};
+             Bind(journal_register_, 1, agent_id);
+             sqlite3_bind_int64(journal_register_, 2, options_.env->NowUnixMillis());
+             int rc = sqlite3_step(journal_register_);
+             if (rc != SQLITE_DONE) return Error("cannot create the agent record", rc);
+           }
            return true;
          })
       .status();
@@ -159,6 +172,12 @@ StatusOr<JournalStats> SqliteStore::GetJournalStats(const std::string& agent_id)
 }
 
 StatusOr<int64_t> SqliteStore::CompactJournalLocked(const std::string& agent_id, int64_t through) {
+  {
+    StmtGuard g{journal_raise_};
+    Bind(journal_raise_, 1, agent_id);
+    int rc = sqlite3_step(journal_raise_);
+    if (rc != SQLITE_DONE) return Error("cannot keep the journal's high-water mark", rc);
+  }
   StmtGuard g{journal_compact_};
   Bind(journal_compact_, 1, agent_id);
   sqlite3_bind_int64(journal_compact_, 2, through);

@@ -1,6 +1,8 @@
 // SqliteStore's journal: durable, fenced appends; reads; compaction with a checkpoint put.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "checkpoint/canonical.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tests/store/store_test_util.h"
@@ -77,6 +79,26 @@ TEST_F(SqliteJournalTest, EachAppendIsOneFsyncedCommit) {
   EXPECT_GE(vfs.wal_syncs(), 1);
   EXPECT_EQ(group, vfs.wal_syncs()) << "a group of 8 entries costs what one entry costs";
   s->reset();
+}
+
+// An append writes the journal's leaf page and nothing else (the agent's row is not rewritten):
+// one log frame per single-entry commit, except when the journal's b-tree splits a page.
+TEST_F(SqliteJournalTest, AnAppendWritesOnlyTheJournalsOwnPage) {
+  const std::string wal = dir_.File("j.db-wal");
+  auto first = Entries(1, 1, lease_.epoch);
+  ASSERT_TRUE(store_->AppendJournal(kAgent, first, lease_).ok());
+  std::string prev = first.back().sha256;
+  const auto frame = static_cast<std::uintmax_t>(4096 + 24);  // page size + frame header
+  int one_frame = 0;
+  for (int64_t seq = 2; seq <= 21; ++seq) {
+    const std::uintmax_t before = std::filesystem::file_size(wal);
+    auto e = Entries(seq, 1, lease_.epoch, prev);
+    ASSERT_TRUE(store_->AppendJournal(kAgent, e, lease_).ok());
+    prev = e.back().sha256;
+    if (std::filesystem::file_size(wal) - before == frame) ++one_frame;
+  }
+  EXPECT_GE(one_frame, 18) << "most single-entry appends should write exactly one page";
+  EXPECT_EQ(store_->GetJournalStats(kAgent)->last_sequence, 21);
 }
 
 TEST_F(SqliteJournalTest, AFencedWriterAppendsNothing) {
