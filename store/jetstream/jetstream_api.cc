@@ -76,8 +76,7 @@ StatusOr<std::unique_ptr<JetStreamApi>> JetStreamApi::Connect(JetStreamApiOption
     std::vector<const char*> list;
     for (const std::string& server : servers) list.push_back(server.c_str());
     natsOptions_SetURL(opts.get(), nullptr);
-    natsStatus s =
-        natsOptions_SetServers(opts.get(), list.data(), static_cast<int>(list.size()));
+    natsStatus s = natsOptions_SetServers(opts.get(), list.data(), static_cast<int>(list.size()));
     if (s != NATS_OK) return NatsOptionError("NATS servers " + options.servers, s);
   }
   natsOptions_SetName(opts.get(), "agentckpt-store");
@@ -111,8 +110,7 @@ StatusOr<std::string> JetStreamApi::Request(const std::string& subject, std::str
     }
     natsMsg* reply_raw = nullptr;
     requests_.fetch_add(1);
-    s = natsConnection_RequestMsg(&reply_raw, nc_.get(), msg.get(),
-                                  options_.request_timeout_ms);
+    s = natsConnection_RequestMsg(&reply_raw, nc_.get(), msg.get(), options_.request_timeout_ms);
     nats_handles::MsgPtr reply(reply_raw);
     if (s == NATS_OK) {
       const char* data = natsMsg_GetData(reply.get());
@@ -213,19 +211,27 @@ StatusOr<std::optional<JsMessage>> JetStreamApi::GetLast(const std::string& stre
 
 StatusOr<std::optional<JsMessage>> JetStreamApi::GetNext(const std::string& stream, uint64_t from,
                                                          const std::string& subject) {
-  return MsgGet(stream, json{{"seq", std::max<uint64_t>(from, 1)}, {"next_by_subj", subject}}.dump());
+  return MsgGet(stream,
+                json{{"seq", std::max<uint64_t>(from, 1)}, {"next_by_subj", subject}}.dump());
 }
 
-StatusOr<uint64_t> JetStreamApi::Purge(const std::string& stream, const std::string& subject,
-                                       uint64_t below) {
-  // Always with a sequence bound ("all of the subject" is every sequence below 2^62), the form
-  // the journal's purges use, so one code path on the server serves both.
-  json body{{"filter", subject}, {"seq", below > 0 ? below : (uint64_t{1} << 62)}};
+Status JetStreamApi::DeleteMessage(const std::string& stream, uint64_t seq) {
+  json body{{"seq", seq}, {"no_erase", true}};
   ASSIGN_OR_RETURN(std::string text,
-                   Request("$JS.API.STREAM.PURGE." + stream, body.dump(), nullptr));
-  ASSIGN_OR_RETURN(json reply, ParseReply(text, "purge " + subject));
-  if (auto e = ErrorOf(reply)) return UnavailableError("purge " + subject + ": " + Describe(*e));
-  return reply.value("purged", uint64_t{0});
+                   Request("$JS.API.STREAM.MSG.DELETE." + stream, body.dump(), nullptr));
+  ASSIGN_OR_RETURN(json reply, ParseReply(text, "delete message " + std::to_string(seq)));
+  if (auto e = ErrorOf(reply)) {
+    // Already gone (a retry, or removed by another writer): "sequence N not found", or the
+    // store's "no message found" wrapped as "message delete failed".
+    if (e->err_code == jetstream_errors::kSequenceNotFound ||
+        (e->err_code == jetstream_errors::kMessageDeleteFailed &&
+         e->description.find("not found") != std::string::npos)) {
+      return OkStatus();
+    }
+    return UnavailableError("delete message " + std::to_string(seq) + " of " + stream + ": " +
+                            Describe(*e));
+  }
+  return OkStatus();
 }
 
 StatusOr<std::vector<std::string>> JetStreamApi::Subjects(const std::string& stream,
@@ -251,8 +257,7 @@ StatusOr<std::vector<std::string>> JetStreamApi::Subjects(const std::string& str
 }
 
 Status JetStreamApi::EnsureStream(const JsStreamSpec& spec, bool create) {
-  ASSIGN_OR_RETURN(std::string text,
-                   Request("$JS.API.STREAM.INFO." + spec.name, "", nullptr));
+  ASSIGN_OR_RETURN(std::string text, Request("$JS.API.STREAM.INFO." + spec.name, "", nullptr));
   ASSIGN_OR_RETURN(json info, ParseReply(text, "stream " + spec.name));
   if (auto e = ErrorOf(info)) {
     if (e->err_code != kErrStreamNotFound) {
@@ -263,13 +268,17 @@ Status JetStreamApi::EnsureStream(const JsStreamSpec& spec, bool create) {
                            " does not exist (agentckpt setup-store creates it, or add create=1 "
                            "to the store URL)");
     }
-    json config{{"name", spec.name},         {"subjects", spec.subjects},
-                {"retention", "limits"},     {"storage", "file"},
-                {"discard", "old"},          {"num_replicas", spec.replicas},
+    json config{{"name", spec.name},
+                {"subjects", spec.subjects},
+                {"retention", "limits"},
+                {"storage", "file"},
+                {"discard", "old"},
+                {"num_replicas", spec.replicas},
                 {"max_msgs_per_subject", spec.max_msgs_per_subject},
                 {"max_msg_size", spec.max_msg_size},
                 {"duplicate_window", int64_t{120} * 1000 * 1000 * 1000},
-                {"allow_rollup_hdrs", false}, {"deny_delete", false},
+                {"allow_rollup_hdrs", false},
+                {"deny_delete", false},
                 {"deny_purge", false}};
     ASSIGN_OR_RETURN(text, Request("$JS.API.STREAM.CREATE." + spec.name, config.dump(), nullptr));
     ASSIGN_OR_RETURN(json created, ParseReply(text, "create stream " + spec.name));

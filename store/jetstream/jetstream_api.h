@@ -77,14 +77,16 @@ class JetStreamApi {
 
   // The last message of `subject` in `stream`; nullopt when the subject has none. kNotFound
   // when the stream does not exist, kUnavailable.
-  StatusOr<std::optional<JsMessage>> GetLast(const std::string& stream,
-                                             const std::string& subject);
+  StatusOr<std::optional<JsMessage>> GetLast(const std::string& stream, const std::string& subject);
   // The first message of `subject` at or after stream sequence `from`; nullopt when none.
   StatusOr<std::optional<JsMessage>> GetNext(const std::string& stream, uint64_t from,
                                              const std::string& subject);
-  // Removes the messages of `subject` below stream sequence `below` (0: all of them). Returns
-  // how many were removed. kUnavailable.
-  StatusOr<uint64_t> Purge(const std::string& stream, const std::string& subject, uint64_t below);
+  // Removes the message at stream sequence `seq` (no_erase: the server does not overwrite its
+  // bytes). OK when it was already gone. kUnavailable. The store never uses stream purges:
+  // nats-server 2.9.10 replays a purge from its Raft log on start as "remove every message below
+  // the purge's last sequence", whatever the purge's subject filter, while a replayed delete
+  // removes its one message (docs/jetstream-store.md, "Removing messages").
+  Status DeleteMessage(const std::string& stream, uint64_t seq);
   // The subjects of `stream` matching `filter` that hold messages (sorted). kUnavailable.
   StatusOr<std::vector<std::string>> Subjects(const std::string& stream, const std::string& filter);
 

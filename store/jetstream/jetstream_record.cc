@@ -59,8 +59,7 @@ StatusOr<JsAgentRecord> DecodeAgentRecord(std::string_view text) {
   JsAgentRecord r;
   if (!GetString(j, "agentId", &r.agent_id) || !GetString(j, "status", &r.status) ||
       !GetInt(j, "updatedAt", &r.updated_at_ms) || !GetInt(j, "lastSequence", &r.last_sequence) ||
-      !GetString(j, "leaseHolder", &r.lease_holder) ||
-      !GetInt(j, "leaseEpoch", &r.lease_epoch) ||
+      !GetString(j, "leaseHolder", &r.lease_holder) || !GetInt(j, "leaseEpoch", &r.lease_epoch) ||
       !GetInt(j, "leaseExpiresAtMs", &r.lease_expires_at_ms) ||
       !GetInt(j, "journalCompacted", &r.journal_compacted)) {
     return DataLossError("agent record: a field is missing or of the wrong type");
@@ -75,8 +74,7 @@ StatusOr<JsAgentRecord> DecodeAgentRecord(std::string_view text) {
     if (!c.is_object() || !GetInt(c, "seq", &ref.sequence) ||
         !GetString(c, "id", &ref.checkpoint_id) || !GetInt(c, "ts", &ref.timestamp_ms) ||
         !GetString(c, "trigger", &trigger) || !GetInt(c, "size", &ref.size_bytes) ||
-        !GetInt(c, "expireAt", &ref.expire_at_ms) ||
-        !GetString(c, "sha256", &ref.content_sha256)) {
+        !GetInt(c, "expireAt", &ref.expire_at_ms) || !GetString(c, "sha256", &ref.content_sha256)) {
       return DataLossError("agent record: a checkpoint entry is malformed");
     }
     auto reason = ParseTriggerReason(trigger);
@@ -108,8 +106,8 @@ std::map<std::string, std::string> ParseNatsHeaders(std::string_view block) {
   while (pos != std::string_view::npos && pos + 2 < block.size()) {
     size_t start = pos + 2;
     size_t end = block.find("\r\n", start);
-    std::string_view line = block.substr(start, end == std::string_view::npos ? block.npos
-                                                                              : end - start);
+    std::string_view line =
+        block.substr(start, end == std::string_view::npos ? block.npos : end - start);
     if (line.empty()) break;
     size_t colon = line.find(':');
     if (colon != std::string_view::npos) {

@@ -1,5 +1,7 @@
 // JetStreamStore: opening, names, the record's compare-and-set and the write path (Put, Prune,
 // DeleteExpired, status, the lease change).
+#include "store/jetstream/jetstream_store.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -7,7 +9,6 @@
 #include "common/ids.h"
 #include "common/status_macros.h"
 #include "observability/json_log.h"
-#include "store/jetstream/jetstream_store.h"
 
 namespace agentckpt {
 namespace {
@@ -16,9 +17,8 @@ constexpr int kMaxCompareAndSetRounds = 16;
 
 bool ValidPrefix(const std::string& p) {
   if (p.empty() || p.size() > 32) return false;
-  return std::all_of(p.begin(), p.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_' || c == '-';
-  });
+  return std::all_of(p.begin(), p.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-'; });
 }
 
 StatusOr<int64_t> ParseIntParam(const std::string& key, const std::string& value, int64_t lo,
@@ -39,8 +39,9 @@ StatusOr<int64_t> ParseIntParam(const std::string& key, const std::string& value
 // Sorts newest first and removes (into *pruned) every ref beyond the newest `keep`.
 void KeepNewest(std::vector<JsCheckpointRef>* refs, size_t keep,
                 std::vector<JsCheckpointRef>* pruned) {
-  std::sort(refs->begin(), refs->end(),
-            [](const JsCheckpointRef& a, const JsCheckpointRef& b) { return a.sequence > b.sequence; });
+  std::sort(refs->begin(), refs->end(), [](const JsCheckpointRef& a, const JsCheckpointRef& b) {
+    return a.sequence > b.sequence;
+  });
   while (refs->size() > keep) {
     pruned->push_back(std::move(refs->back()));
     refs->pop_back();
@@ -100,11 +101,12 @@ StatusOr<JetStreamStoreOptions> JetStreamStore::ParseUrl(const std::string& url,
     size_t start = 0;
     while (start <= hosts.size()) {
       size_t comma = hosts.find(',', start);
-      std::string host = hosts.substr(start, comma == std::string::npos ? std::string::npos
-                                                                         : comma - start);
+      std::string host =
+          hosts.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (host.empty() || host.find('@') != std::string::npos) {
-        return InvalidArgumentError("CKPT_STORE: jetstream:// hosts are host:port[,host:port...] "
-                                    "(credentials go in NATS_CREDS, NATS_USER, ...)");
+        return InvalidArgumentError(
+            "CKPT_STORE: jetstream:// hosts are host:port[,host:port...] "
+            "(credentials go in NATS_CREDS, NATS_USER, ...)");
       }
       if (!o.api.servers.empty()) o.api.servers += ",";
       o.api.servers += "nats://" + host;
@@ -123,8 +125,8 @@ StatusOr<JetStreamStoreOptions> JetStreamStore::ParseUrl(const std::string& url,
   size_t start = 0;
   while (!query.empty() && start <= query.size()) {
     size_t amp = query.find('&', start);
-    std::string pair = query.substr(start, amp == std::string::npos ? std::string::npos
-                                                                    : amp - start);
+    std::string pair =
+        query.substr(start, amp == std::string::npos ? std::string::npos : amp - start);
     size_t eq = pair.find('=');
     std::string key = pair.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : pair.substr(eq + 1);
@@ -237,17 +239,23 @@ StatusOr<JetStreamStore::Record> JetStreamStore::ChangeRecordLocked(const std::s
                           std::to_string(kMaxCompareAndSetRounds) + " rounds)");
 }
 
-void JetStreamStore::PurgeDocuments(const std::string& agent_id,
-                                    const std::vector<JsCheckpointRef>& refs) {
+Status JetStreamStore::RemoveDocument(const std::string& subject) {
+  ASSIGN_OR_RETURN(std::optional<JsMessage> doc, api_->GetLast(CheckpointsStream(), subject));
+  if (!doc.has_value()) return OkStatus();
+  return api_->DeleteMessage(CheckpointsStream(), doc->seq);
+}
+
+void JetStreamStore::RemoveDocuments(const std::string& agent_id,
+                                     const std::vector<JsCheckpointRef>& refs) {
   for (const JsCheckpointRef& ref : refs) {
-    StatusOr<uint64_t> purged =
-        api_->Purge(CheckpointsStream(), CheckpointSubject(agent_id, ref.checkpoint_id, ref.content_sha256), 0);
-    if (!purged.ok()) {
+    Status removed =
+        RemoveDocument(CheckpointSubject(agent_id, ref.checkpoint_id, ref.content_sha256));
+    if (!removed.ok()) {
       // The record no longer lists it, so it is unreachable; it only takes space.
-      LogWarn("jetstream store: a pruned checkpoint document was not purged",
+      LogWarn("jetstream store: a pruned checkpoint document was not removed",
               {{"agentId", agent_id},
                {"checkpointId", ref.checkpoint_id},
-               {"error", purged.status().ToString()}});
+               {"error", removed.ToString()}});
     }
   }
 }
@@ -256,12 +264,12 @@ StatusOr<PutResult> JetStreamStore::Put(const SealedCheckpoint& sealed, const Pu
   RETURN_IF_ERROR(CheckPutArguments(sealed, opts));
   const Checkpoint& cp = sealed.doc;
   const std::string& agent = cp.agent_id;
-  JsCheckpointRef ref{cp.sequence_number, cp.checkpoint_id,  cp.timestamp_ms, cp.trigger_reason,
-                      cp.size_bytes,      cp.expire_at_ms,   cp.content_sha256};
+  JsCheckpointRef ref{cp.sequence_number, cp.checkpoint_id, cp.timestamp_ms,  cp.trigger_reason,
+                      cp.size_bytes,      cp.expire_at_ms,  cp.content_sha256};
   // The checks the record decides, made again on every compare-and-set round.
   auto conflicts = [&](const JsAgentRecord& rec) -> Status {
-    if (opts.lease && (rec.lease_holder != opts.lease->holder ||
-                       rec.lease_epoch != opts.lease->epoch)) {
+    if (opts.lease &&
+        (rec.lease_holder != opts.lease->holder || rec.lease_epoch != opts.lease->epoch)) {
       return FailedPreconditionError(
           LeaseLostMessage(*opts.lease, rec.lease_holder, rec.lease_epoch));
     }
@@ -296,9 +304,8 @@ StatusOr<PutResult> JetStreamStore::Put(const SealedCheckpoint& sealed, const Pu
     if (doc.status().code() != StatusCode::kAlreadyExists) return doc.status();
     ASSIGN_OR_RETURN(std::optional<JsMessage> there, api_->GetLast(CheckpointsStream(), subject));
     if (!there || there->data != document) {
-      RETURN_IF_ERROR(api_->Publish(subject, document, {}, NewMessageId(),
-                                    there ? there->seq : 0)
-                          .status());
+      RETURN_IF_ERROR(
+          api_->Publish(subject, document, {}, NewMessageId(), there ? there->seq : 0).status());
     }
   }
   // 2. The record that lists it: the commit.
@@ -324,7 +331,7 @@ StatusOr<PutResult> JetStreamStore::Put(const SealedCheckpoint& sealed, const Pu
     // later by the cluster: then the record lists this document, so it must stay.
     if (committed.status().code() == StatusCode::kUnavailable) return committed.status();
     // Refused. Unless the record lists this very document (a put repeated after it was
-    // committed), nothing will ever list it: purge it (best effort; readers never see it).
+    // committed), nothing will ever list it: remove it (best effort; readers never see it).
     StatusOr<Record> now = ReadRecord(agent);
     const bool listed =
         !now.ok() || std::any_of(now->rec.checkpoints.begin(), now->rec.checkpoints.end(),
@@ -332,18 +339,18 @@ StatusOr<PutResult> JetStreamStore::Put(const SealedCheckpoint& sealed, const Pu
                                    return r.checkpoint_id == cp.checkpoint_id &&
                                           r.content_sha256 == cp.content_sha256;
                                  });
-    if (!listed) (void)api_->Purge(CheckpointsStream(), subject, 0);
+    if (!listed) (void)RemoveDocument(subject);
     return committed.status();
   }
   result.pruned = static_cast<int>(pruned.size());
-  PurgeDocuments(agent, pruned);
+  RemoveDocuments(agent, pruned);
   if (compacted_to > compacted_from) {
     StatusOr<int64_t> n = CompactJournal(agent, compacted_from, compacted_to);
     if (n.ok()) {
       result.journal_compacted = *n;
     } else {
       // The record's mark already hides those entries; only their space is not yet reclaimed.
-      LogWarn("jetstream store: compacted journal entries were not purged",
+      LogWarn("jetstream store: compacted journal entries were not removed",
               {{"agentId", agent}, {"error", n.status().ToString()}});
     }
   }
@@ -361,7 +368,7 @@ StatusOr<int> JetStreamStore::Prune(const std::string& agent_id, int keep) {
                      return StatusOr<bool>(!pruned.empty());
                    }));
   (void)r;
-  PurgeDocuments(agent_id, pruned);
+  RemoveDocuments(agent_id, pruned);
   return static_cast<int>(pruned.size());
 }
 
@@ -387,7 +394,7 @@ StatusOr<int> JetStreamStore::DeleteExpired(int64_t now_ms) {
                        }));
       (void)r;
     }
-    PurgeDocuments(agent, expired);
+    RemoveDocuments(agent, expired);
     deleted += static_cast<int>(expired.size());
   }
   return deleted;

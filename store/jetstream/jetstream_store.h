@@ -11,10 +11,10 @@
 // record that expects the previous one's stream sequence (Nats-Expected-Last-Subject-Sequence),
 // so the stream serialises an agent's writers: a Put first stores the document on its own
 // subject (expecting none there; the subject names the content hash, so two writers of one id
-// never overwrite each other's document), then publishes the record that lists it, with the lease and
-// sequence checks made against the record it replaces. A writer that loses the compare-and-set
+// never overwrite each other's document), then publishes the record that lists it, with the lease
+// and sequence checks made against the record it replaces. A writer that loses the compare-and-set
 // re-reads the record and gets kAlreadyExists or kFailedPrecondition "lease lost". A document
-// the record does not list is not in the store; its writer purges it, and readers never see it.
+// the record does not list is not in the store; its writer removes it, and readers never see it.
 //
 // Journal: one message per AppendJournal call (the entries, one encoded entry per line), which
 // expects the subject's last message, so appends are atomic and ordered. Each message carries
@@ -22,8 +22,12 @@
 // publishes a fence message after the record, and an append with a lease whose epoch is below
 // the last message's (or whose holder differs at the same epoch) is refused with "lease lost".
 // Compaction is a mark in the record (journalCompacted: entries at or below are deleted) set in
-// the Put's own record; the messages below it are purged afterwards (the last message of the
-// subject is always kept: it holds the high-water mark and the fence).
+// the Put's own record; the messages below it are removed afterwards, one by one (the last
+// message of the subject is always kept: it holds the high-water mark and the fence).
+//
+// Removal is always by stream sequence ($JS.API.STREAM.MSG.DELETE), never by a stream purge:
+// nats-server 2.9.10 replays a purge from its Raft log on start as "remove every message below
+// the purge's last sequence" whatever its subject filter, which removed retained documents.
 //
 // Durability: an acknowledged publish is on every replica's disk (R3: a quorum of two) before
 // the store returns. Reads go to the stream leader. Requests that find no leader (an election
@@ -140,8 +144,10 @@ class JetStreamStore final : public LeaseRecordStore {
   // returning false publishes nothing. Returns the record as stored. Call with mu_ held.
   StatusOr<Record> ChangeRecordLocked(const std::string& agent_id, bool cached,
                                       const RecordChange& change);
-  // Purges checkpoint documents the record no longer lists (best effort: logged).
-  void PurgeDocuments(const std::string& agent_id, const std::vector<JsCheckpointRef>& refs);
+  // Removes checkpoint documents the record no longer lists (best effort: logged).
+  void RemoveDocuments(const std::string& agent_id, const std::vector<JsCheckpointRef>& refs);
+  // Removes the message on a document's subject (its one message), by stream sequence.
+  Status RemoveDocument(const std::string& subject);
   StatusOr<Checkpoint> ReadDocument(const std::string& agent_id, const JsCheckpointRef& ref);
   StatusOr<JournalHead> ReadJournalHead(const std::string& agent_id);
   StatusOr<std::vector<JournalMessage>> ReadJournalMessages(const std::string& agent_id);
@@ -149,24 +155,24 @@ class JetStreamStore final : public LeaseRecordStore {
   // mark) unless the journal's last message already carries them.
   Status FenceJournal(const std::string& agent_id, const std::string& holder, int64_t epoch,
                       bool release);
-  // Counts the entries in (from, through] and purges the messages wholly at or below `through`
-  // (never the subject's last one).
+  // Counts the entries in (from, through] and removes, one by one and outside journal_mu_, the
+  // messages (entries and marks) below the first one still needed (never the subject's last).
   StatusOr<int64_t> CompactJournal(const std::string& agent_id, int64_t from, int64_t through);
   std::string NewMessageId();
 
   const std::string prefix_;
   std::unique_ptr<JetStreamApi> api_;
-  std::mutex mu_;  // record changes
+  std::mutex mu_;                          // record changes
   std::map<std::string, Record> records_;  // guarded by mu_: the last record this handle wrote
   std::mutex journal_mu_;
   std::map<std::string, JournalHead> heads_;  // guarded by journal_mu_
-  // The journal messages holding entries, by stream sequence, as this handle knows them
-  // (guarded by journal_mu_). Present only while complete: set by a scan of the subject, kept
-  // up by this handle's appends, dropped when another writer may have appended. It spares a
+  // The journal's messages, by stream sequence, as this handle knows them (guarded by
+  // journal_mu_). Present only while complete: set by a scan of the subject, kept up by this
+  // handle's appends and fences, dropped when another writer may have written. It spares a
   // compaction the scan.
   struct Span {
     uint64_t seq = 0;
-    int64_t first = 0, last = 0;
+    int64_t first = 0, last = 0;  // the entries it holds; 0, 0 for a fence or release mark
   };
   std::map<std::string, std::vector<Span>> spans_;
 };

@@ -64,6 +64,9 @@ Status JetStreamStore::FenceJournal(const std::string& agent_id, const std::stri
         api_->Publish(JournalSubject(agent_id), "", headers, NewMessageId(), head.subject_last);
     if (seq.ok()) {
       heads_[agent_id] = JournalHead{*seq, head.last_entry, epoch, holder};
+      if (auto spans = spans_.find(agent_id); spans != spans_.end()) {
+        spans->second.push_back(Span{*seq, 0, 0});
+      }
       return OkStatus();
     }
     heads_.erase(agent_id);
@@ -111,9 +114,9 @@ Status JetStreamStore::AppendJournal(const std::string& agent_id,
               LeaseLostMessage(*lease, r.rec.lease_holder, r.rec.lease_epoch));
         }
         if (fenced) {
-          return FailedPreconditionError(
-              "lease lost: the journal of " + agent_id + " was fenced at epoch " +
-              std::to_string(head.epoch) + (head.holder.empty() ? " (released)" : ""));
+          return FailedPreconditionError("lease lost: the journal of " + agent_id +
+                                         " was fenced at epoch " + std::to_string(head.epoch) +
+                                         (head.holder.empty() ? " (released)" : ""));
         }
         confirmed = true;
       }
@@ -210,45 +213,55 @@ StatusOr<JournalStats> JetStreamStore::GetJournalStats(const std::string& agent_
 
 StatusOr<int64_t> JetStreamStore::CompactJournal(const std::string& agent_id, int64_t from,
                                                  int64_t through) {
-  std::lock_guard<std::mutex> lock(journal_mu_);
-  auto known = spans_.find(agent_id);
-  auto head = heads_.find(agent_id);
-  if (known == spans_.end() || head == heads_.end()) {
-    // Scan the subject once; this handle's appends keep the list up from then on.
-    // The head first: a message appended by another writer after it is not listed, and the
-    // next append of this handle, which expects the head, fails and drops the list.
-    ASSIGN_OR_RETURN(JournalHead now, ReadJournalHead(agent_id));
-    ASSIGN_OR_RETURN(std::vector<JournalMessage> messages, ReadJournalMessages(agent_id));
-    std::vector<Span> spans;
-    for (const JournalMessage& m : messages) {
-      if (m.kind == "entries" && m.seq <= now.subject_last) {
-        spans.push_back(Span{m.seq, m.first, m.last});
-      }
-    }
-    heads_[agent_id] = now;
-    known = spans_.insert_or_assign(agent_id, std::move(spans)).first;
-    head = heads_.find(agent_id);
-  }
-  std::vector<Span>& spans = known->second;
   int64_t count = 0;
-  uint64_t below = 0;  // purge the messages before this stream sequence
-  for (const Span& s : spans) {
-    const int64_t lo = std::max(s.first, from + 1), hi = std::min(s.last, through);
-    if (hi >= lo) count += hi - lo + 1;
-    if (below == 0 && s.last > through) below = s.seq;
-  }
-  // Never the subject's last message: it carries the high-water mark and the fence.
-  const uint64_t last = head->second.subject_last;
-  if (below == 0 || below > last) below = last;
-  if (!spans.empty() && below > spans.front().seq) {
-    StatusOr<uint64_t> purged = api_->Purge(JournalStream(), JournalSubject(agent_id), below);
-    if (!purged.ok()) {
-      spans_.erase(agent_id);
-      return purged.status();
+  std::vector<uint64_t> doomed;  // stream sequences to remove
+  {
+    std::lock_guard<std::mutex> lock(journal_mu_);
+    auto known = spans_.find(agent_id);
+    auto head = heads_.find(agent_id);
+    if (known == spans_.end() || head == heads_.end()) {
+      // Scan the subject once; this handle's appends and fences keep the list up from then on.
+      // The head first: a message written by another writer after it is not listed, and this
+      // handle's next write, which expects the head, fails and drops the list.
+      ASSIGN_OR_RETURN(JournalHead now, ReadJournalHead(agent_id));
+      ASSIGN_OR_RETURN(std::vector<JournalMessage> messages, ReadJournalMessages(agent_id));
+      std::vector<Span> spans;
+      for (const JournalMessage& m : messages) {
+        if (m.seq > now.subject_last) continue;
+        const bool entries = m.kind == "entries";
+        spans.push_back(Span{m.seq, entries ? m.first : 0, entries ? m.last : 0});
+      }
+      heads_[agent_id] = now;
+      known = spans_.insert_or_assign(agent_id, std::move(spans)).first;
+      head = heads_.find(agent_id);
+    }
+    std::vector<Span>& spans = known->second;
+    uint64_t below = 0;  // remove the messages before this stream sequence
+    for (const Span& s : spans) {
+      if (s.last == 0) continue;  // a mark
+      const int64_t lo = std::max(s.first, from + 1), hi = std::min(s.last, through);
+      if (hi >= lo) count += hi - lo + 1;
+      if (below == 0 && s.last > through) below = s.seq;
+    }
+    // Never the subject's last message: it carries the high-water mark and the fence.
+    const uint64_t last = head->second.subject_last;
+    if (below == 0 || below > last) below = last;
+    for (const Span& s : spans) {
+      if (s.seq < below) doomed.push_back(s.seq);
     }
     spans.erase(std::remove_if(spans.begin(), spans.end(),
                                [below](const Span& s) { return s.seq < below; }),
                 spans.end());
+  }
+  // One request per message, outside journal_mu_ so that appends go on meanwhile. A message
+  // left behind (an error) stays hidden by the record's mark and is found by the next scan.
+  for (uint64_t seq : doomed) {
+    Status removed = api_->DeleteMessage(JournalStream(), seq);
+    if (!removed.ok()) {
+      std::lock_guard<std::mutex> lock(journal_mu_);
+      spans_.erase(agent_id);
+      return removed;
+    }
   }
   return count;
 }

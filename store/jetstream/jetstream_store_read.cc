@@ -1,5 +1,7 @@
 // JetStreamStore's read path: every read asks the stream leader for the agent record, then for
 // the documents it lists.
+#include <algorithm>
+
 #include "checkpoint/canonical.h"
 #include "common/ids.h"
 #include "common/status_macros.h"
@@ -11,8 +13,18 @@ StatusOr<Checkpoint> JetStreamStore::ReadDocument(const std::string& agent_id,
                                                   const JsCheckpointRef& ref) {
   ASSIGN_OR_RETURN(std::optional<JsMessage> msg,
                    api_->GetLast(CheckpointsStream(), CheckpointSubject(agent_id, ref.checkpoint_id,
-                                                                      ref.content_sha256)));
+                                                                        ref.content_sha256)));
   if (!msg) {
+    // A writer removes a document after the record that drops it: if the record no longer lists
+    // it, it was pruned while this read ran.
+    StatusOr<Record> now = ReadRecord(agent_id);
+    if (now.ok() && std::none_of(now->rec.checkpoints.begin(), now->rec.checkpoints.end(),
+                                 [&](const JsCheckpointRef& r) {
+                                   return r.checkpoint_id == ref.checkpoint_id &&
+                                          r.content_sha256 == ref.content_sha256;
+                                 })) {
+      return NotFoundError("checkpoint " + ref.checkpoint_id + " was pruned while it was read");
+    }
     return DataLossError("checkpoint " + ref.checkpoint_id + " is listed but its document is gone");
   }
   ASSIGN_OR_RETURN(Checkpoint cp, VerifyDocumentJson(msg->data));
@@ -35,8 +47,8 @@ StatusOr<LatestVerified> JetStreamStore::GetLatestVerified(const std::string& ag
       return out;
     }
     if (cp.status().code() == StatusCode::kUnavailable) return cp.status();
-    out.skipped.push_back(SkippedCheckpoint{ref.checkpoint_id, ref.sequence,
-                                            cp.status().ToString()});
+    out.skipped.push_back(
+        SkippedCheckpoint{ref.checkpoint_id, ref.sequence, cp.status().ToString()});
   }
   return NotFoundError("no verified checkpoint for agent " + agent_id +
                        (out.skipped.empty()
@@ -64,8 +76,7 @@ StatusOr<Checkpoint> JetStreamStore::GetBySequence(const std::string& agent_id, 
                        agent_id);
 }
 
-StatusOr<std::vector<CheckpointInfo>> JetStreamStore::List(const std::string& agent_id,
-                                                           int limit) {
+StatusOr<std::vector<CheckpointInfo>> JetStreamStore::List(const std::string& agent_id, int limit) {
   RETURN_IF_ERROR(ValidateAgentId(agent_id));
   ASSIGN_OR_RETURN(Record r, ReadRecord(agent_id));
   std::vector<CheckpointInfo> out;

@@ -207,16 +207,26 @@ TEST_F(NatsPermissionsTest, AgentUserKeepsItsCheckpointsInTheJetStreamStore) {
   ASSERT_TRUE(journal.ok()) << journal.status().ToString();
   ASSERT_EQ(journal->size(), 1u);
   EXPECT_EQ(journal->front().sequence, 2);
+  // The agent user may remove what retention and compaction drop: the pruned document and the
+  // journal's fence mark below the entries still needed are gone from the streams.
+  auto admin = JetStreamStore::Open(setup);
+  ASSERT_TRUE(admin.ok()) << admin.status().ToString();
+  auto documents = (*admin)->api()->StreamPlacement((*admin)->CheckpointsStream());
+  ASSERT_TRUE(documents.ok()) << documents.status().ToString();
+  EXPECT_EQ(documents->messages, 2u);
+  auto journal_stream = (*admin)->api()->StreamPlacement((*admin)->JournalStream());
+  ASSERT_TRUE(journal_stream.ok()) << journal_stream.status().ToString();
+  EXPECT_EQ(journal_stream->messages, 1u);
 
   // Another agent's subjects are refused (the publish gets no acknowledgement).
-  auto other = (*store)->Put(testing::SealForTest(testing::MakeCheckpoint("agent-other", 1)),
-                             PutOptions{});
+  auto other =
+      (*store)->Put(testing::SealForTest(testing::MakeCheckpoint("agent-other", 1)), PutOptions{});
   EXPECT_FALSE(other.ok());
   ConnectionPtr nc = Connect(AgentUrl());
-  for (const char* subject : {"AGENTCKPT.agents.agent-other", "AGENTCKPT.journal.agent-other",
-                              "AGENTCKPT.ckpt.agent-other.x.y",
-                              "$JS.API.STREAM.DELETE.AGENTCKPT_AGENTS",
-                              "$JS.API.STREAM.CREATE.AGENTCKPT_AGENTS"}) {
+  for (const char* subject :
+       {"AGENTCKPT.agents.agent-other", "AGENTCKPT.journal.agent-other",
+        "AGENTCKPT.ckpt.agent-other.x.y", "$JS.API.STREAM.DELETE.AGENTCKPT_AGENTS",
+        "$JS.API.STREAM.CREATE.AGENTCKPT_AGENTS"}) {
     ConnectionPtr fresh = Connect(AgentUrl());
     EXPECT_TRUE(PublishRefused(fresh.get(), subject)) << subject;
   }

@@ -507,6 +507,31 @@ StatusOr<int> NatsClusterProcess::StreamLeader(const std::string& stream) {
   return index;
 }
 
+Status NatsClusterProcess::MoveStreamLeader(const std::string& stream, int i, int timeout_ms) {
+  const std::string want = ServerName(i);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string last = "not asked yet";
+  while (RemainingMs(deadline) > 0) {
+    StatusOr<int> leader = StreamLeader(stream);
+    if (leader.ok() && *leader == i) return OkStatus();
+    last = leader.ok() ? ServerName(*leader) : leader.status().ToString();
+    if (leader.ok()) {
+      StatusOr<JsClient> client = ConnectJs(url(), kRequestTimeoutMs);
+      if (client.ok()) {
+        natsMsg* reply = nullptr;
+        natsConnection_RequestString(&reply, client->nc.get(),
+                                     ("$JS.API.STREAM.LEADER.STEPDOWN." + stream).c_str(), "",
+                                     kRequestTimeoutMs);
+        natsMsg_Destroy(reply);
+      }
+    }
+    // The election that follows a step-down takes a moment; the next StreamLeader sees its end.
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollIntervalMs));
+  }
+  return DeadlineExceededError("stream " + stream + " is not led by " + want + " after " +
+                               std::to_string(timeout_ms) + " ms; last leader: " + last);
+}
+
 Status NatsClusterProcess::WaitForStreamHealthy(const std::string& stream, int replicas,
                                                 int timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);

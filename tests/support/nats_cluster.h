@@ -77,6 +77,11 @@ class NatsClusterProcess {
   // leader name. Thread-safe.
   StatusOr<int> StreamLeader(const std::string& stream);
 
+  // Asks the leader of `stream` to step down ($JS.API.STREAM.LEADER.STEPDOWN) until server i
+  // leads it (each election picks a random current replica), waiting for each new leader.
+  // kDeadlineExceeded after `timeout_ms` with the leader last seen. Thread-safe.
+  Status MoveStreamLeader(const std::string& stream, int i, int timeout_ms);
+
   // Waits until `stream` has a leader and `replicas` - 1 other replicas that are current and
   // online, polling stream info through url(). kDeadlineExceeded with the last state seen after
   // `timeout_ms`; kFailedPrecondition if the stream is not configured with `replicas` replicas.
