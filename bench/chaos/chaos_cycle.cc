@@ -1,6 +1,7 @@
 // ChaosRun: one kill-and-restart cycle, and the restart with its measurements.
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -14,8 +15,13 @@ namespace chaos {
 using nlohmann::json;
 using reference_agent::WallMillis;
 
+using agentckpt::Status;
+
 namespace {
 constexpr int kRestoreWaitMs = 30000;
+constexpr int kNatsRetryMs = 30000;  // as in chaos_run.cc
+// A nats-server kill or restart this long before the crash may still show in a consumer's state.
+constexpr double kNodeEventWindowMs = 30000;
 void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 void AddNote(CycleRow* row, const std::string& note) {
   row->note += (row->note.empty() ? "" : "; ") + note;
@@ -44,15 +50,24 @@ std::string ChaosRun::PreShutdownFromLog(const std::string& log_path) {
 }
 
 void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
-  const double t0 = WallMillis();
-  const size_t e0 = obs_.size();
-  double window_end = 0;
+  // The consumer is read before the clock starts (both processes are dead: nothing changes it
+  // meanwhile): on the cluster the read may wait for a leader election, which is no part of the
+  // recovery.
   ConsumerState before;
   bool have_before = false;
   if (sidecar && agent) {
-    auto c = obs_.Consumer();
+    auto c = obs_.Consumer(kNatsRetryMs);
     if (c.ok()) before = *c, have_before = true;
   }
+  if (cluster() && node_phase_ == "restore") {
+    nodes_->PlanKill(row->cycle, "restore", node_delay_ms_, node_victim_, node_fallback_,
+                     node_down_ms_);
+  }
+  const double t0 = WallMillis();
+  const size_t e0 = obs_.size();
+  double window_end = 0;
+  restart_t0_ = t0;
+  double resumed_t = 0;
   if (sidecar) {
     int64_t idx = -1;
     for (int attempt = 0; attempt < 3 && idx < 0; ++attempt) {
@@ -81,10 +96,24 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
       if (journal.is_object()) row->restored_journal_seq = journal.value("lastSequence", -1);
     }
     if (have_before) {
-      auto after = obs_.Consumer();
+      auto after = obs_.Consumer(kNatsRetryMs);
       bool same = after.ok() && *after == before;
-      row->consumer_unchanged = same ? "yes" : "no";
-      if (!same) {
+      // Nothing delivered, redelivered or acknowledged, only the ack floor lower or more
+      // messages pending: no read-only restore does that (more messages would be inbox traffic,
+      // counted below), a consumer leader elected after a nats-server kill does.
+      const bool backward_only = after.ok() && after->delivered_stream == before.delivered_stream &&
+                                 after->num_redelivered == before.num_redelivered &&
+                                 after->num_ack_pending == before.num_ack_pending &&
+                                 after->ack_floor_stream <= before.ack_floor_stream &&
+                                 after->num_pending >= before.num_pending;
+      if (!same && backward_only && cluster() &&
+          nodes_->EventWithin(kill_t_ - kNodeEventWindowMs, WallMillis())) {
+        row->consumer_unchanged = "failover";
+        row->consumer_shift = before.ToString() + " -> " + after->ToString();
+      } else {
+        row->consumer_unchanged = same ? "yes" : "no";
+      }
+      if (!same && row->consumer_unchanged == "no") {
         AddNote(row, "durable consumer changed during restore: " + before.ToString() + " -> " +
                          (after.ok() ? after->ToString() : after.status().ToString()));
       }
@@ -101,6 +130,7 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
                        ")");
     } else {
       const json& l = r.line;
+      resumed_t = l.value("t", 0.0);
       row->agent_resume_ms = l.value("t", 0.0) - (sidecar ? t0 : ta);
       if (!sidecar) {
         row->restore_source = l.value("source", "");
@@ -130,6 +160,12 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
       row->steps_lost = std::max<int64_t>(0, r.last_global_before - g);
       row->msgs_after_checkpoint = r.msgs_after_checkpoint;
     }
+  }
+  // The restore ends when the sidecar has restored and the agent works again (or now, when one
+  // of them did not).
+  restore_end_t_ = std::max(window_end, resumed_t);
+  if (restore_end_t_ <= 0 || (sidecar && window_end <= 0) || (agent && resumed_t <= 0)) {
+    restore_end_t_ = WallMillis();
   }
   // Inbox traffic while the restore ran: the feed is idle, so any inbox message is foreign.
   DrainProbeLog();
@@ -192,6 +228,8 @@ void ChaosRun::CheckAcknowledged(double t0, double kill_t, int64_t resumed_globa
 CycleRow ChaosRun::Cycle(int n) {
   CycleRow row;
   row.cycle = n;
+  node_phase_.clear();
+  if (cluster() && o_.node_kills) PlanNodeKill(n, &row);
   // An agent started with a crash point is never stopped with SIGTERM: it may crash first.
   bool term =
       o_.mode == "sigterm" || (o_.mode == "mixed" && agent_crash_point_.empty() && rng_() % 4 == 0);
@@ -207,9 +245,12 @@ CycleRow ChaosRun::Cycle(int n) {
   if (injected) row.fed = std::max(row.fed, agent_crash_call_);
   for (int i = 0; i < row.fed; ++i) {
     ++feed_sent_;
-    json m = {{"feed", "f-" + std::to_string(feed_sent_)},
-              {"request", "summarise ticket " + std::to_string(feed_sent_)}};
-    if (!obs_.Feed(m.dump()).ok()) AddNote(&row, "feed failed");
+    const std::string id = "f-" + std::to_string(feed_sent_);
+    json m = {{"feed", id}, {"request", "summarise ticket " + std::to_string(feed_sent_)}};
+    int attempts = 0;
+    Status fed = obs_.Feed(m, run_id_ + "-" + id, kNatsRetryMs, &attempts);
+    feed_attempts_[id] = attempts;
+    if (!fed.ok()) AddNote(&row, "feed " + id + " failed: " + fed.ToString());
   }
   // The feed is seen by the observer before anything can crash: an agent that crashes itself
   // right after the feed must not make a fed message look like traffic during the restore.
@@ -278,6 +319,10 @@ CycleRow ChaosRun::Cycle(int n) {
   ScanEvents();
   row.duplicates = duplicates_pending_;
   duplicates_pending_ = 0;
+  if (cluster()) {
+    AuditStore(&row);
+    EndNodeKills(n, &row);
+  }
   bool in_sla = row.recovery_ms < o_.sla_ms && row.agent_resume_ms < o_.sla_ms &&
                 (row.recovery_ms >= 0 || row.agent_resume_ms >= 0);
   row.ok = row.confirmed_lost == 0 && row.replay_side_effects == 0 && in_sla &&

@@ -1,7 +1,8 @@
 // chaos_harness: the crash-recovery proof (bench/chaos/chaos_run.h) and its report.
 //
-//   chaos_harness run --cycles N --mode sigkill|sigterm|mixed --store sqlite|firestore [--faults]
-//                     [--seed S] --out DIR [--bin-dir DIR] [--no-timing-targets] ...
+//   chaos_harness run --cycles N --mode sigkill|sigterm|mixed --store sqlite|firestore|jetstream
+//                     [--faults] [--seed S] --out DIR [--bin-dir DIR] [--no-timing-targets]
+//                     [--no-node-kills] [--node-down-min-ms 300] [--node-down-max-ms 5000] ...
 //   chaos_harness report --run DIR [--run DIR ...] --out docs/recovery-report.md
 //                        --plot-data FILE --plot-script FILE --plot-svg docs/x.svg
 #include <unistd.h>
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "kill-and-restart cycles");
   run->add_option("--cycles", o.cycles)->check(CLI::Range(1, 1000000));
   run->add_option("--mode", o.mode)->check(CLI::IsMember({"sigkill", "sigterm", "mixed"}));
-  run->add_option("--store", o.store)->check(CLI::IsMember({"sqlite", "firestore"}));
+  run->add_option("--store", o.store)->check(CLI::IsMember({"sqlite", "firestore", "jetstream"}));
   run->add_flag("--faults", o.faults, "Firestore emulator fault injection");
   run->add_option("--fault-error-rate", o.fault_error_rate)->check(CLI::Range(0.0, 1.0));
   run->add_option("--fault-delay-rate", o.fault_delay_rate)->check(CLI::Range(0.0, 1.0));
@@ -59,6 +60,16 @@ int main(int argc, char** argv) {
   run->add_option("--lease-ttl-s", o.lease_ttl_s, "CKPT_LEASE_TTL_S (0: default)")
       ->check(CLI::Range(0, 3600));
   run->add_flag("--no-timing-targets", no_timing, "exit code from correctness targets only");
+  bool no_node_kills = false;
+  run->add_flag("--no-node-kills", no_node_kills,
+                "jetstream: keep every nats-server of the cluster up (no node kills)");
+  run->add_option("--node-down-min-ms", o.node_down_min_ms,
+                  "jetstream: shortest time a killed nats-server stays down")
+      ->check(CLI::Range(0, 600000));
+  run->add_option("--node-down-max-ms", o.node_down_max_ms,
+                  "jetstream: longest time a killed nats-server stays down (it is restarted at "
+                  "the end of the next cycle at the latest)")
+      ->check(CLI::Range(0, 600000));
   bool no_injected = false;
   run->add_flag("--no-injected-crashes", no_injected,
                 "only kills at random moments, no crashes at the agent's write-call points");
@@ -84,6 +95,10 @@ int main(int argc, char** argv) {
 
   if (report->parsed()) return chaos::WriteReport(r);
   if (summarize->parsed()) return chaos::SummarizePartialRun(partial_dir, o);
+  if (o.node_down_min_ms > o.node_down_max_ms) {
+    std::fprintf(stderr, "chaos_harness: --node-down-min-ms is above --node-down-max-ms\n");
+    return 2;
+  }
   if (o.min_run_ms > o.max_run_ms) {
     std::fprintf(stderr, "chaos_harness: --min-run-ms is above --max-run-ms\n");
     return 2;
@@ -91,6 +106,7 @@ int main(int argc, char** argv) {
   if (o.seed == 0) o.seed = std::random_device{}() | 1;
   o.timing_targets = !no_timing;
   o.injected_crashes = !no_injected;
+  o.node_kills = !no_node_kills;
   chaos::ChaosRun chaos_run(o);
   return chaos_run.Run();
 }

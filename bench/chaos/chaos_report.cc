@@ -34,7 +34,10 @@ std::string Dist(const json& d, const char* unit = " ms") {
 std::string Pass(const json& t) { return t.value("pass", false) ? "pass" : "**FAIL**"; }
 
 std::string Title(const json& s) {
-  std::string t = s.value("store", "") == "firestore" ? "Firestore emulator" : "SQLite";
+  const std::string store = s.value("store", "");
+  std::string t = store == "firestore"   ? "Firestore emulator"
+                  : store == "jetstream" ? "JetStream R3, 3-node cluster"
+                                         : "SQLite";
   if (s.value("faults", false)) t += " + faults";
   if (s.value("durability", "sync") != "sync") t += ", " + s.value("durability", "") + " mode";
   return t + ", " + s.value("mode", "") + " (" + std::to_string(s.value("cycles", 0)) + ")";

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -25,8 +26,19 @@ namespace {
 
 constexpr int kRestoreWaitMs = 30000;
 constexpr char kStream[] = "INBOX";
+// The JetStream store's stream prefix (streams CHAOS_AGENTS, CHAOS_CKPT, CHAOS_JOURNAL).
+constexpr char kStorePrefix[] = "CHAOS";
+// How long a feed is sent again, and a consumer snapshot asked again, while a stream of the
+// cluster elects a leader (4-8 s on nats-server 2.9).
+constexpr int kNatsRetryMs = 30000;
+// A node kill waits this long for the previous one's server to be back and healthy.
+constexpr int kQuietWaitMs = 180000;
 
 void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+void AddNote(CycleRow* row, const std::string& note) {
+  row->note += (row->note.empty() ? "" : "; ") + note;
+}
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
@@ -35,8 +47,31 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-ChaosRun::ChaosRun(ChaosOptions options) : o_(std::move(options)), rng_(o_.seed) {
+ChaosRun::ChaosRun(ChaosOptions options)
+    : o_(std::move(options)), rng_(o_.seed), node_rng_(o_.seed ^ 0x6e6f64656b696c6cULL) {
   work_ = o_.out_dir + "/work";
+  run_id_ = std::to_string(o_.seed) + "-" + std::to_string(static_cast<int64_t>(WallMillis()));
+}
+
+std::string ChaosRun::NatsUrl() const {
+  return cluster() ? nodes_->url() : "nats://127.0.0.1:" + std::to_string(nats_port_);
+}
+
+std::vector<std::string> ChaosRun::NatsUrls() const {
+  if (!cluster()) return {NatsUrl()};
+  std::vector<std::string> urls;
+  for (int i = 0; i < nodes_->size(); ++i) urls.push_back(nodes_->url(i));
+  return urls;
+}
+
+std::string ChaosRun::AgentNatsUrl() {
+  if (!cluster()) return NatsUrl();
+  std::vector<int> up;
+  for (int i = 0; i < nodes_->size(); ++i) {
+    if (nodes_->up(i)) up.push_back(i);
+  }
+  if (up.empty()) return nodes_->url(0);
+  return nodes_->url(up[node_rng_() % up.size()]);
 }
 
 std::string ChaosRun::LogPath(const std::string& who, int incarnation) const {
@@ -46,7 +81,7 @@ std::string ChaosRun::LogPath(const std::string& who, int incarnation) const {
 std::map<std::string, std::string> ChaosRun::SidecarEnv() const {
   std::map<std::string, std::string> env = {
       {"AGENT_ID", o_.agent_id},
-      {"NATS_URL", "nats://127.0.0.1:" + std::to_string(nats_port_)},
+      {"NATS_URL", NatsUrl()},
       {"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(http_port_)},
       {"CKPT_PERIOD_S", std::to_string(o_.period_s)},
       {"CKPT_DURABILITY", o_.durability},
@@ -57,6 +92,9 @@ std::map<std::string, std::string> ChaosRun::SidecarEnv() const {
   if (o_.store == "firestore") {
     env["CKPT_STORE"] = "firestore://projects/chaos/databases/(default)";
     env["FIRESTORE_EMULATOR_HOST"] = "127.0.0.1:" + std::to_string(emulator_port_);
+  } else if (cluster()) {
+    // No hosts: the store uses NATS_URL, every server of the cluster.
+    env["CKPT_STORE"] = std::string("jetstream:///") + kStorePrefix + "?replicas=3&create=1";
   } else {
     env["CKPT_STORE"] = "sqlite://" + work_ + "/checkpoints.db";
   }
@@ -69,13 +107,19 @@ Status ChaosRun::Setup() {
   ::mkdir((work_ + "/logs").c_str(), 0755);
   ::mkdir((work_ + "/jetstream").c_str(), 0755);
   std::remove((work_ + "/probe.jsonl").c_str());
+  events_log_.open(work_ + "/events.jsonl", std::ios::trunc);
   std::remove((work_ + "/checkpoints.db").c_str());
-  nats_port_ = PickFreePort();
-  nats_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{o_.nats_server, "-js", "-a", "127.0.0.1", "-p",
-                               std::to_string(nats_port_), "-sd", work_ + "/jetstream"},
-      std::map<std::string, std::string>{}, work_ + "/logs/nats.log");
-  if (!WaitForPort(nats_port_, 10000)) return agentckpt::UnavailableError("nats-server not up");
+  if (cluster()) {
+    Status st = SetupCluster();
+    if (!st.ok()) return st;
+  } else {
+    nats_port_ = PickFreePort();
+    nats_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{o_.nats_server, "-js", "-a", "127.0.0.1", "-p",
+                                 std::to_string(nats_port_), "-sd", work_ + "/jetstream"},
+        std::map<std::string, std::string>{}, work_ + "/logs/nats.log");
+    if (!WaitForPort(nats_port_, 10000)) return agentckpt::UnavailableError("nats-server not up");
+  }
   if (o_.store == "firestore") {
     emulator_port_ = PickFreePort();
     std::vector<std::string> argv = {o_.bin_dir + "/firestore_emulator",
@@ -100,16 +144,34 @@ Status ChaosRun::Setup() {
                                                work_ + "/logs/emulator.log");
     if (!WaitForPort(emulator_port_, 10000)) return agentckpt::UnavailableError("emulator not up");
   }
-  Status st = obs_.Start("nats://127.0.0.1:" + std::to_string(nats_port_), o_.agent_id, kStream);
+  Status st = obs_.Start(NatsUrls(), NatsUrl(), o_.agent_id, kStream);
   if (!st.ok()) return st;
-  st = sink_.Start("nats://127.0.0.1:" + std::to_string(nats_port_), o_.agent_id);
+  st = sink_.Start(NatsUrls(), o_.agent_id);
   if (!st.ok()) return st;
   {
-    std::string url = "nats://127.0.0.1:" + std::to_string(nats_port_);
-    auto connected = agentckpt::ConnectNatsUrl(url);
+    auto connected = ConnectHarness(NatsUrl(), /*pinned=*/false);
     if (!connected.ok()) return agentckpt::UnavailableError("connect for setup");
-    natsConnection* nc = connected->release();
+    natsConnection* nc = *connected;
+    // On the cluster the stream exists already (R3, SetupCluster): this adds the consumer,
+    // which takes the stream's replicas.
     st = reference_agent::SetupInbox(nc, kStream, o_.agent_id, 3000);
+    if (st.ok() && cluster()) {
+      jsCtx* js = nullptr;
+      jsConsumerInfo* ci = nullptr;
+      jsErrCode jerr = static_cast<jsErrCode>(0);
+      natsStatus s = natsConnection_JetStream(&js, nc, nullptr);
+      if (s == NATS_OK) {
+        s = js_GetConsumerInfo(&ci, js, kStream, o_.agent_id.c_str(), nullptr, &jerr);
+      }
+      const int peers = s == NATS_OK && ci->Cluster != nullptr ? ci->Cluster->ReplicasLen : -1;
+      jsConsumerInfo_Destroy(ci);
+      jsCtx_Destroy(js);
+      if (peers != 2) {
+        st = agentckpt::FailedPreconditionError("the inbox consumer is not R3 (" +
+                                                std::to_string(peers) +
+                                                " replicas besides its leader)");
+      }
+    }
     natsConnection_Destroy(nc);
     if (!st.ok()) return st;
   }
@@ -119,7 +181,19 @@ Status ChaosRun::Setup() {
   if (!st.ok()) return st;
   reference_agent::SidecarClient client("http://127.0.0.1:" + std::to_string(http_port_),
                                         std::chrono::milliseconds(2000));
-  for (int i = 0; i < 1000 && client.Call("GET", "/healthz").status != 200; ++i) SleepMs(10);
+  for (int i = 0; i < 1000 && client.Call("GET", "/healthz").status != 200; ++i) {
+    if (!sidecar_->running()) {
+      // E.g. a setting it refuses: its last log line says which.
+      std::ifstream log(LogPath("sidecar", sidecar_inc_));
+      std::string line, last;
+      while (std::getline(log, line)) {
+        if (!line.empty()) last = line;
+      }
+      return agentckpt::UnavailableError("the sidecar exited at start with " +
+                                         std::to_string(sidecar_->exit_code()) + ": " + last);
+    }
+    SleepMs(10);
+  }
   st = StartAgent();
   if (!st.ok()) return st;
   Resume r;
@@ -128,6 +202,219 @@ Status ChaosRun::Setup() {
     return agentckpt::UnavailableError("no checkpoint.created within 10 s of the first task");
   }
   return agentckpt::OkStatus();
+}
+
+Status ChaosRun::SetupCluster() {
+  const std::string prefix = kStorePrefix;
+  nodes_ = std::make_unique<NodeChaos>(
+      prefix + "_AGENTS",
+      std::vector<std::string>{prefix + "_AGENTS", prefix + "_CKPT", prefix + "_JOURNAL", kStream},
+      kStream, o_.agent_id);
+  nodes_->Start();  // aborts with the servers' logs if the cluster cannot start
+  // The inbox stream as SetupInbox makes it, with three replicas, so that losing a server loses
+  // no inbox message and no consumer state (SetupInbox adds the consumer, which inherits them).
+  {
+    auto connected = ConnectHarness(NatsUrl(), /*pinned=*/false);
+    if (!connected.ok()) return connected.status();
+    natsConnection* nc = *connected;
+    jsCtx* js = nullptr;
+    natsStatus s = natsConnection_JetStream(&js, nc, nullptr);
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    sc.Name = kStream;
+    const char* subjects[] = {"inbox.>"};
+    sc.Subjects = subjects;
+    sc.SubjectsLen = 1;
+    sc.Storage = js_FileStorage;
+    sc.Replicas = 3;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    if (s == NATS_OK) {
+      jsStreamInfo* si = nullptr;
+      s = js_AddStream(&si, js, &sc, nullptr, &jerr);
+      jsStreamInfo_Destroy(si);
+    }
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    if (s != NATS_OK) {
+      return agentckpt::UnavailableError(std::string("create the R3 inbox stream: ") +
+                                         natsStatus_GetText(s) + " (JetStream error " +
+                                         std::to_string(jerr) + ")");
+    }
+  }
+  // The store's three streams, R3, as an operator provisions them.
+  ChildProcess setup({o_.bin_dir + "/agentckpt", "setup-store", "--store",
+                      std::string("jetstream:///") + prefix, "--replicas", "3"},
+                     {{"NATS_URL", NatsUrl()}}, work_ + "/logs/setup-store.log");
+  const int code = setup.Wait(60000);
+  if (code != 0) {
+    return agentckpt::UnavailableError("agentckpt setup-store exited with " + std::to_string(code) +
+                                       " (" + work_ + "/logs/setup-store.log)");
+  }
+  return agentckpt::OkStatus();
+}
+
+void ChaosRun::PlanNodeKill(int n, CycleRow* row) {
+  node_phase_.clear();
+  // Every draw is made whatever the outcome, so that a seed gives the same plan.
+  const bool kill = node_rng_() % 2 == 0;
+  const int victim = static_cast<int>(node_rng_() % 3);
+  const int fallback = static_cast<int>(node_rng_() % 3);
+  const bool at_restore = node_rng_() % 2 == 0;
+  const double work_delay =
+      static_cast<double>(node_rng_() % static_cast<uint64_t>(o_.max_run_ms + 1));
+  // From the restart: a restore takes 100-400 ms with every server up, so most of these kills
+  // land in it (the others in what follows, up to the cycle's end).
+  const double restore_delay = static_cast<double>(node_rng_() % 401);
+  const int down_ms =
+      o_.node_down_min_ms +
+      static_cast<int>(node_rng_() %
+                       static_cast<uint64_t>(o_.node_down_max_ms - o_.node_down_min_ms + 1));
+  if (!kill) return;
+  // At most one server down: the previous kill's server is back and every stream and the
+  // inbox consumer have their three replicas again (a previous health wait that failed stops
+  // the node kills altogether, rather than risk the quorum).
+  Status quiet = nodes_->WaitQuiet(kQuietWaitMs);
+  std::vector<NodeKill> kills = nodes_->kills();
+  if (!quiet.ok() || (!kills.empty() && !kills.back().healthy)) {
+    AddNote(row, "node kill skipped: " + (quiet.ok()
+                                              ? "the cluster did not heal after " +
+                                                    kills.back().Name() + ": " + kills.back().error
+                                              : quiet.ToString()));
+    return;
+  }
+  ++node_kills_planned_;
+  node_victim_ = node_kills_planned_ % 3 == 0 ? -1 : victim;  // every third: the leader
+  node_fallback_ = fallback;
+  node_down_ms_ = down_ms;
+  if (at_restore) {
+    node_phase_ = "restore";
+    node_delay_ms_ = restore_delay;  // planned at the restart (ChaosRun::Cycle)
+  } else {
+    node_phase_ = "work";
+    nodes_->PlanKill(n, "work", work_delay, node_victim_, node_fallback_, node_down_ms_);
+  }
+}
+
+void ChaosRun::EndNodeKills(int n, CycleRow* row) {
+  nodes_->FireKillNow();           // a kill planned beyond the cycle happens at its end
+  nodes_->RestartKilledBefore(n);  // a server killed in the cycle before is back by now
+  row->nodes_down = nodes_->DownDuring(restart_t0_, restore_end_t_);
+  const std::vector<NodeKill> kills = nodes_->kills();
+  for (size_t i = 0; i < kills.size(); ++i) {
+    const NodeKill& k = kills[i];
+    if (k.cycle == n) {
+      row->node_kill = k.Name();
+      row->node_kill_leader = k.was_leader;
+      row->node_kill_phase = k.phase;
+    }
+    // Each restart is reported once, by the first cycle that ends after it.
+    if (k.restart_t > 0 && i >= node_restarts_reported_) {
+      row->node_restart = k.Name();
+      node_restarts_reported_ = i + 1;
+    }
+  }
+}
+
+void ChaosRun::KeepNatsLogs(int n) {
+  constexpr std::streamoff kTail = 256 * 1024;
+  for (int i = 0; i < nodes_->size(); ++i) {
+    std::ifstream in(nodes_->log_path(i), std::ios::binary | std::ios::ate);
+    const std::streamoff size = in.tellg();
+    in.seekg(std::max<std::streamoff>(0, size - kTail));
+    std::ofstream out(work_ + "/logs/nats-n" + std::to_string(i + 1) + "-cycle-" +
+                      std::to_string(n) + ".log");
+    out << in.rdbuf();
+  }
+}
+
+void ChaosRun::KeepLogsOf(int sidecar_incarnation, int agent_incarnation) {
+  keep_logs_.insert(LogPath("sidecar", sidecar_incarnation));
+  keep_logs_.insert(LogPath("agent", agent_incarnation));
+}
+
+void ChaosRun::AuditStore(CycleRow* row) {
+  row->listed_unreadable = -1;
+  if (audit_store_ == nullptr) {
+    // Every server by name (the harness has no NATS_URL); a short retry: a cycle that ends in a
+    // leader election is audited at the next one.
+    std::string hosts;
+    for (const std::string& url : NatsUrls()) {
+      hosts += (hosts.empty() ? "" : ",") + url.substr(url.find("://") + 3);
+    }
+    auto opened = agentckpt::OpenStore("jetstream://" + hosts + "/" + kStorePrefix +
+                                       "?timeout_ms=2000&retry_ms=3000");
+    if (!opened.ok()) return;
+    audit_store_ = std::move(opened).value();
+  }
+  auto listed = audit_store_->List(o_.agent_id, 100000);
+  if (!listed.ok()) return;
+  int unreadable = 0;
+  std::vector<std::string> fresh;
+  std::string first_error;
+  for (const agentckpt::CheckpointInfo& info : *listed) {
+    auto cp = audit_store_->GetById(o_.agent_id, info.checkpoint_id);
+    if (cp.ok()) continue;
+    if (cp.status().code() == agentckpt::StatusCode::kUnavailable) return;  // not audited
+    // Pruned since the list was read (GetById reads the record again): no longer listed.
+    if (cp.status().code() == agentckpt::StatusCode::kNotFound) continue;
+    ++unreadable;
+    if (unreadable_ids_.insert(info.checkpoint_id).second) {
+      fresh.push_back(std::to_string(info.sequence_number));
+      if (first_error.empty()) first_error = cp.status().ToString();
+    }
+  }
+  row->listed_unreadable = unreadable;
+  if (!fresh.empty()) {
+    std::string seqs;
+    for (const std::string& s : fresh) seqs += (seqs.empty() ? "" : " ") + s;
+    AddNote(row, std::to_string(fresh.size()) +
+                     " checkpoints the agent record lists cannot be "
+                     "read back any more (sequences " +
+                     seqs + "; of " + std::to_string(listed->size()) + " listed): " + first_error);
+  }
+}
+
+json ChaosRun::NodeKillSummary() const {
+  int targeted = 0, hit = 0, unknown = 0, still_down = 0, unhealthy = 0;
+  std::map<std::string, int> by_node, by_phase;
+  std::vector<double> down_ms, heal_ms;
+  json errors = json::array();
+  std::ofstream log(work_ + "/node-kills.jsonl", std::ios::trunc);
+  for (const NodeKill& k : nodes_->kills()) {
+    log << json{{"cycle", k.cycle},          {"phase", k.phase},
+                {"node", k.Name()},          {"targetedLeader", k.targeted_leader},
+                {"wasLeader", k.was_leader}, {"leaderKnown", k.leader_known},
+                {"killT", k.kill_t},         {"restartT", k.restart_t},
+                {"healthyT", k.healthy_t},   {"healthy", k.healthy},
+                {"error", k.error}}
+               .dump()
+        << "\n";
+    targeted += k.targeted_leader ? 1 : 0;
+    hit += k.was_leader ? 1 : 0;
+    unknown += k.leader_known ? 0 : 1;
+    ++by_node[k.Name()];
+    ++by_phase[k.phase];
+    if (k.restart_t > 0) {
+      down_ms.push_back(k.restart_t - k.kill_t);
+    } else {
+      ++still_down;
+    }
+    if (k.healthy_t > 0 && k.healthy) heal_ms.push_back(k.healthy_t - k.restart_t);
+    if (k.healthy_t > 0 && !k.healthy) ++unhealthy;
+    if (!k.error.empty())
+      errors.push_back("cycle " + std::to_string(k.cycle) + " " + k.Name() + ": " + k.error);
+  }
+  return {{"total", nodes_->kills().size()},
+          {"targetedLeader", targeted},
+          {"leaderOfAgentRecords", hit},
+          {"leaderUnknown", unknown},
+          {"byNode", by_node},
+          {"byPhase", by_phase},
+          {"downMs", Distribution(down_ms)},
+          {"healthyAfterRestartMs", Distribution(heal_ms)},
+          {"healthWaitsFailed", unhealthy},
+          {"stillDown", still_down},
+          {"errors", errors}};
 }
 
 Status ChaosRun::StartSidecar() {
@@ -145,7 +432,7 @@ Status ChaosRun::StartAgent() {
   std::vector<std::string> argv = {o_.bin_dir + "/reference_agent",
                                    "run",
                                    "--nats",
-                                   "nats://127.0.0.1:" + std::to_string(nats_port_),
+                                   AgentNatsUrl(),
                                    "--agent",
                                    o_.agent_id,
                                    "--sidecar",
@@ -240,14 +527,24 @@ void ChaosRun::ScanEvents() {
   size_t n = obs_.size();
   for (; scanned_ < n; ++scanned_) {
     Observed e = obs_.at(scanned_);
+    if (events_log_.is_open()) {
+      events_log_ << json{{"t", e.t}, {"subject", e.subject}, {"data", e.data}}.dump(
+                         -1, ' ', false, json::error_handler_t::replace)
+                  << "\n";
+    }
     if (EndsWith(e.subject, ".checkpoint.created") && e.data.is_object()) {
       json c = e.data;
       c["t"] = e.t;
       confirmed_[c.value("sequenceNumber", int64_t{0})] = c;
       created_.push_back(c);
     } else if (e.subject.rfind("inbox.", 0) == 0) {
+      // Each publish of a feed shows here once: a feed the harness sent again (a stream that
+      // could not answer, on the cluster) may show as often as it was sent, nothing more.
       std::string id = e.data.is_object() ? e.data.value("feed", "") : "";
-      if (id.empty() || !feed_seen_.insert(id).second) ++unattributed_;
+      auto sent = feed_attempts_.find(id);
+      const int allowed = sent == feed_attempts_.end() ? 1 : std::max(1, sent->second);
+      if (id.empty() || ++feed_seen_count_[id] > allowed) ++unattributed_;
+      if (!id.empty()) feed_seen_.insert(id);
     }
   }
 }
@@ -260,6 +557,7 @@ Status ChaosRun::FinalStoreCheck(json* out) {
     emulator.Call("PUT", "/emulator/v1/faults",
                   json{{"errorRate", 0}, {"delayRate", 0}, {"dropRate", 0}});
   }
+  if (cluster()) ::setenv("NATS_URL", NatsUrl().c_str(), 1);  // the store URL names no host
   auto store = agentckpt::OpenStore(SidecarEnv()["CKPT_STORE"]);
   if (!store.ok()) return store.status();
   auto list = (*store)->List(o_.agent_id, 1000);
@@ -273,13 +571,24 @@ Status ChaosRun::FinalStoreCheck(json* out) {
   for (const auto& [seq, c] : confirmed_) {
     if (seq >= oldest_kept && stored.count(seq) == 0) ++missing;
   }
+  // Every checkpoint listed reads back, verified (not only the newest).
+  int unreadable = 0;
+  json unreadable_errors = json::array();
+  for (const auto& info : *list) {
+    auto cp = (*store)->GetById(o_.agent_id, info.checkpoint_id);
+    if (cp.ok()) continue;
+    ++unreadable;
+    if (unreadable_errors.size() < 5) unreadable_errors.push_back(cp.status().ToString());
+  }
   int64_t newest_confirmed = confirmed_.empty() ? 0 : confirmed_.rbegin()->first;
   *out = {{"stored", stored.size()},
           {"latestVerifiedSeq", latest->checkpoint.sequence_number},
           {"skippedCorrupt", latest->skipped.size()},
           {"newestConfirmedSeq", newest_confirmed},
           {"confirmedMissingWithinRetention", missing},
-          {"pass", missing == 0 && latest->skipped.empty() &&
+          {"listedUnreadable", unreadable},
+          {"listedUnreadableErrors", unreadable_errors},
+          {"pass", missing == 0 && unreadable == 0 && latest->skipped.empty() &&
                        latest->checkpoint.sequence_number >= newest_confirmed}};
   return agentckpt::OkStatus();
 }
@@ -328,9 +637,11 @@ json ChaosRun::LedgerSummary() const {
 }
 
 int ChaosRun::Run() {
-  std::printf("chaos: seed %llu, %d cycles, mode %s, store %s%s\n",
-              static_cast<unsigned long long>(o_.seed), o_.cycles, o_.mode.c_str(),
-              o_.store.c_str(), o_.faults ? " with faults" : "");
+  std::printf(
+      "chaos: seed %llu, %d cycles, mode %s, store %s%s%s\n",
+      static_cast<unsigned long long>(o_.seed), o_.cycles, o_.mode.c_str(), o_.store.c_str(),
+      o_.faults ? " with faults" : "",
+      cluster() ? (o_.node_kills ? " (3-node cluster, node kills)" : " (3-node cluster)") : "");
   std::fflush(stdout);
   std::string load_start = LoadAverage();
   Status st = Setup();
@@ -348,23 +659,48 @@ int ChaosRun::Run() {
     CycleRow row = Cycle(n);
     csv << row.ToCsv() << "\n" << std::flush;
     jsonl << row.ToJson().dump() << "\n" << std::flush;
+    std::string nodes;
+    if (cluster()) {
+      nodes = "  nodes down " + std::to_string(row.nodes_down) +
+              (row.node_kill.empty()
+                   ? std::string()
+                   : " kill " + row.node_kill + (row.node_kill_leader ? "(leader)" : "") + "@" +
+                         row.node_kill_phase) +
+              (row.node_restart.empty() ? std::string() : " restart " + row.node_restart);
+    }
     std::printf(
         "cycle %4d %-7s %-7s recovery %8.1f ms  resume %8.1f ms  seq %lld/%lld  "
-        "lost steps %lld  dup %d  %s%s\n",
+        "lost steps %lld  dup %d%s  %s%s\n",
         n, row.signal.c_str(), row.target.c_str(), row.recovery_ms, row.agent_resume_ms,
         static_cast<long long>(row.restored_seq), static_cast<long long>(row.newest_confirmed_seq),
-        static_cast<long long>(row.steps_lost), row.duplicates, row.ok ? "ok" : "FAIL ",
-        row.note.c_str());
+        static_cast<long long>(row.steps_lost), row.duplicates, nodes.c_str(),
+        row.ok ? "ok" : "FAIL ", row.note.c_str());
     std::fflush(stdout);
-    if (row.ok) {  // keep the logs of failed cycles only
-      if (sidecar_inc_ != sidecar_before) std::remove(LogPath("sidecar", sidecar_before).c_str());
-      if (agent_inc_ != agent_before) std::remove(LogPath("agent", agent_before).c_str());
+    if (row.ok) {  // keep the logs of the processes that lived through a failed cycle only
+      const std::string sidecar_log = LogPath("sidecar", sidecar_before);
+      const std::string agent_log = LogPath("agent", agent_before);
+      if (sidecar_inc_ != sidecar_before && keep_logs_.count(sidecar_log) == 0) {
+        std::remove(sidecar_log.c_str());
+      }
+      if (agent_inc_ != agent_before && keep_logs_.count(agent_log) == 0) {
+        std::remove(agent_log.c_str());
+      }
+    } else {
+      KeepLogsOf(sidecar_before, agent_before);
+      KeepLogsOf(sidecar_inc_, agent_inc_);
+      if (cluster()) KeepNatsLogs(n);
     }
     rows.push_back(std::move(row));
   }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::string load_end = LoadAverage();
+  json heal = nullptr;
+  if (cluster()) {
+    // Every server back and healthy before the processes stop and the store is checked.
+    Status healed = nodes_->Heal(kQuietWaitMs);
+    heal = healed.ok() ? json("ok") : json(healed.ToString());
+  }
   agent_->Signal(SIGTERM);
   agent_->Wait(15000);
   sidecar_->Signal(SIGTERM);
@@ -397,10 +733,20 @@ int ChaosRun::Run() {
   summary["targets"]["finalStoreCheck"] = {{"pass", final_check.value("pass", false)}};
   summary["pass"] =
       summary["pass"].get<bool>() && unattributed_ == 0 && final_check.value("pass", false);
+  if (cluster()) {
+    // Summarize counted the kills from the rows; the kills themselves say more.
+    json kills = NodeKillSummary();
+    kills["healAtEnd"] = heal;
+    kills["plannedPerCycleProbability"] = o_.node_kills ? 0.5 : 0.0;
+    summary["nodeKills"] = kills;
+  }
   summary["seconds"] = seconds;
   summary["loadAverageStart"] = load_start;
   summary["loadAverageEnd"] = load_end;
   summary["inboxMessagesFed"] = feed_sent_;
+  int resent = 0;
+  for (const auto& [id, attempts] : feed_attempts_) resent += attempts > 1 ? 1 : 0;
+  summary["inboxFeedsSentAgain"] = resent;
   summary["options"] = {{"minRunMs", o_.min_run_ms},
                         {"maxRunMs", o_.max_run_ms},
                         {"stepMs", o_.step_ms},
@@ -408,7 +754,10 @@ int ChaosRun::Run() {
                         {"faultErrorRate", o_.fault_error_rate},
                         {"faultDelayRate", o_.fault_delay_rate},
                         {"faultDelayMs", o_.fault_delay_ms},
-                        {"faultDropRate", o_.fault_drop_rate}};
+                        {"faultDropRate", o_.fault_drop_rate},
+                        {"nodeKills", cluster() && o_.node_kills},
+                        {"nodeDownMinMs", o_.node_down_min_ms},
+                        {"nodeDownMaxMs", o_.node_down_max_ms}};
   std::ofstream(o_.out_dir + "/summary.json") << summary.dump(2) << "\n";
   std::printf("chaos: %s\n", summary.dump(2).c_str());
   std::printf("chaos: %s (seed %llu)\n", summary["pass"].get<bool>() ? "PASS" : "FAIL",

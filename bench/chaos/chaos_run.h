@@ -4,10 +4,17 @@
 // kills the agent, the sidecar or both (SIGKILL, or SIGTERM for a pod shutdown), restarts them
 // and measures the recovery against what it saw before the kill (see CycleRow).
 //
+// With the JetStream store (--store jetstream) NATS is a 3-node cluster (NodeChaos) instead:
+// the store's three streams and the agent's inbox stream and consumer are R3, the sidecar gets
+// every server in NATS_URL, and in half of the cycles one server is SIGKILLed as well at a
+// random moment (every third time the leader of the agent-record stream) and restarted later
+// (node_chaos.h); the recovery is reported apart for restores with a server down.
+//
 // Outputs in options.out_dir: cycles.csv, cycles.jsonl, created.csv (every checkpoint.created),
 // summary.json, and work/ (the agent's probe log, the store, per-process logs of failed cycles).
 #pragma once
 
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,8 +27,10 @@
 #include "bench/chaos/child_process.h"
 #include "bench/chaos/effect_sink.h"
 #include "bench/chaos/nats_observer.h"
+#include "bench/chaos/node_chaos.h"
 #include "common/status.h"
 #include "examples/reference_agent/probe_log.h"
+#include "store/checkpoint_store.h"
 
 namespace chaos {
 
@@ -52,6 +61,31 @@ class ChaosRun {
   };
 
   agentckpt::Status Setup();
+  // jetstream: starts the cluster, the R3 inbox stream and consumer, and the store's streams
+  // (agentckpt setup-store --replicas 3).
+  agentckpt::Status SetupCluster();
+  bool cluster() const { return o_.store == "jetstream"; }
+  // The NATS URL of the sidecar (the cluster: every server, comma-separated).
+  std::string NatsUrl() const;
+  // One URL per server the harness listens on (one server unless cluster()).
+  std::vector<std::string> NatsUrls() const;
+  // The URL the agent connects to (it takes one: on the cluster a server that is up, it then
+  // fails over to the servers the cluster announces).
+  std::string AgentNatsUrl();
+  // This cycle's node kill: planned (PlanNodeKill at the cycle's start, a "restore" one just
+  // before the restart), done at the latest at the cycle's end, then recorded in `row`.
+  void PlanNodeKill(int n, CycleRow* row);
+  void EndNodeKills(int n, CycleRow* row);
+  // Copies the tail of every nats-server log next to the failed cycle's other logs.
+  void KeepNatsLogs(int n);
+  // The kills' figures for summary.json; every kill also goes to work/node-kills.jsonl.
+  nlohmann::json NodeKillSummary() const;
+  // jetstream: reads back every checkpoint the agent record lists (a handle of the harness's
+  // own, through every server) and sets row->listed_unreadable; a document newly found missing
+  // or damaged is noted (the cycle fails).
+  void AuditStore(CycleRow* row);
+  // Logs of the processes that lived through a failed cycle are kept (see Run).
+  void KeepLogsOf(int sidecar_incarnation, int agent_incarnation);
   agentckpt::Status StartSidecar();
   agentckpt::Status StartAgent();
   // Waits until the probe log holds the "resume" line of the running agent; false on timeout.
@@ -85,6 +119,19 @@ class ChaosRun {
   std::string work_;
   int nats_port_ = 0, http_port_ = 0, emulator_port_ = 0;
   std::unique_ptr<ChildProcess> nats_, emulator_, sidecar_, agent_;
+  std::unique_ptr<NodeChaos> nodes_;  // jetstream: the cluster
+  std::mt19937_64 node_rng_;          // the node kills' own generator (seeded from the seed)
+  int node_kills_planned_ = 0;
+  size_t node_restarts_reported_ = 0;  // kills whose restart a row has shown
+  std::string node_phase_;             // "restore": this cycle's kill is planned at the restart
+  double node_delay_ms_ = 0;
+  int node_victim_ = -1, node_fallback_ = 0, node_down_ms_ = 0;
+  double restart_t0_ = 0, restore_end_t_ = 0;  // the last Restart's window
+  std::string run_id_;                         // makes the feed's message ids unique per run
+  std::unique_ptr<agentckpt::CheckpointStore> audit_store_;
+  std::set<std::string> unreadable_ids_;  // listed checkpoints found unreadable so far
+  std::set<std::string> keep_logs_;       // log files never removed
+  std::ofstream events_log_;              // every message the observer recorded (events.jsonl)
   int sidecar_inc_ = 0, agent_inc_ = 0;
   double kill_t_ = 0;  // when this cycle's signal was sent
   NatsObserver obs_;
@@ -117,6 +164,8 @@ class ChaosRun {
   std::map<int64_t, nlohmann::json> confirmed_;  // sequence -> checkpoint.created payload
   std::vector<nlohmann::json> created_;          // every checkpoint.created, with "t"
   std::set<std::string> feed_seen_;
+  std::map<std::string, int> feed_seen_count_;  // feed id -> times seen on the inbox subject
+  std::map<std::string, int> feed_attempts_;    // feed id -> publishes the harness made
   int feed_sent_ = 0;
   int unattributed_ = 0;  // inbox messages outside any restore window nobody accounts for
 };

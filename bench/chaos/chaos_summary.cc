@@ -32,7 +32,8 @@ json Summarize(const ChaosOptions& o, const std::vector<CycleRow>& rows,
   std::vector<double> sidecar_recovery, post_recovery, agent_resume, restore_total, steps, work_ms;
   int confirmed_lost = 0, side_effects = 0, duplicates = 0, outside_sla = 0, failed = 0;
   int sigterm = 0, durable = 0, consumer_checked = 0, consumer_changed = 0, agent_crashes = 0;
-  int not_resumed_from_restore = 0, acked = 0, acked_lost = 0;
+  int not_resumed_from_restore = 0, acked = 0, acked_lost = 0, consumer_failover = 0;
+  int audited = 0, max_unreadable = 0, first_unreadable_cycle = 0;
   std::map<std::string, int> by_target;
   for (const CycleRow& r : rows) {
     ++by_target[r.signal + " " + r.target];
@@ -61,8 +62,14 @@ json Summarize(const ChaosOptions& o, const std::vector<CycleRow>& rows,
     if (!r.consumer_unchanged.empty()) {
       ++consumer_checked;
       consumer_changed += r.consumer_unchanged == "no" ? 1 : 0;
+      consumer_failover += r.consumer_unchanged == "failover" ? 1 : 0;
     }
     not_resumed_from_restore += r.resumed_from_restore ? 0 : 1;
+    if (r.listed_unreadable >= 0) {
+      ++audited;
+      if (r.listed_unreadable > 0 && first_unreadable_cycle == 0) first_unreadable_cycle = r.cycle;
+      max_unreadable = std::max(max_unreadable, r.listed_unreadable);
+    }
     failed += r.ok ? 0 : 1;
   }
   std::map<std::string, std::vector<double>> durations;
@@ -76,6 +83,40 @@ json Summarize(const ChaosOptions& o, const std::vector<CycleRow>& rows,
   for (auto& [trigger, v] : durations) creation[trigger] = Distribution(v);
   double n = rows.empty() ? 1.0 : static_cast<double>(rows.size());
   json sidecar_dist = Distribution(sidecar_recovery);
+  // On the 3-node cluster: the same recovery figures, apart for restores with every server up
+  // and restores during which one server was down (killed, not yet restarted).
+  json by_nodes = nullptr;
+  if (o.store == "jetstream") {
+    by_nodes = json::object();
+    for (int down = 0; down <= 1; ++down) {
+      std::vector<double> sc, post, resume;
+      int cycles = 0;
+      for (const CycleRow& r : rows) {
+        if ((r.nodes_down > 0 ? 1 : 0) != down) continue;
+        ++cycles;
+        if (r.restore_source == "startup" && r.recovery_ms >= 0) sc.push_back(r.recovery_ms);
+        if (r.restore_source == "post" && r.recovery_ms >= 0) post.push_back(r.recovery_ms);
+        if (r.target != "sidecar" && r.agent_resume_ms >= 0) resume.push_back(r.agent_resume_ms);
+      }
+      by_nodes[down == 0 ? "allUp" : "oneNodeDown"] = {
+          {"cycles", cycles},
+          {"sidecarRecoveryMs", Distribution(sc)},
+          {"postRestoreRecoveryMs", Distribution(post)},
+          {"agentResumeMs", Distribution(resume)}};
+    }
+  }
+  json node_kills = nullptr;
+  if (o.store == "jetstream") {
+    int kills = 0, leader = 0;
+    std::map<std::string, int> by_phase;
+    for (const CycleRow& r : rows) {
+      if (r.node_kill.empty()) continue;
+      ++kills;
+      leader += r.node_kill_leader ? 1 : 0;
+      ++by_phase[r.node_kill_phase];
+    }
+    node_kills = {{"total", kills}, {"leaderOfAgentRecords", leader}, {"byPhase", by_phase}};
+  }
   json targets = {
       {"confirmedCheckpointsLost",
        {{"value", confirmed_lost}, {"limit", 0}, {"pass", confirmed_lost == 0}}},
@@ -99,6 +140,14 @@ json Summarize(const ChaosOptions& o, const std::vector<CycleRow>& rows,
         {"timing", true},
         {"pass", !sidecar_dist["p99"].is_null() &&
                      sidecar_dist["p99"].get<double>() <= o.sidecar_p99_target_ms}}}};
+  if (o.store == "jetstream") {
+    // Every checkpoint the agent record lists must read back, audited after each cycle.
+    targets["listedCheckpointsUnreadable"] = {{"value", max_unreadable},
+                                              {"limit", 0},
+                                              {"firstCycle", first_unreadable_cycle},
+                                              {"cyclesAudited", audited},
+                                              {"pass", max_unreadable == 0}};
+  }
   bool pass = true;
   for (auto& [name, t] : targets.items()) {
     if (t.value("timing", false) && !o.timing_targets) continue;
@@ -119,6 +168,7 @@ json Summarize(const ChaosOptions& o, const std::vector<CycleRow>& rows,
           {"sigtermCycles", sigterm},
           {"preShutdownDurable", durable},
           {"consumerChecks", consumer_checked},
+          {"consumerShiftedByFailover", consumer_failover},
           {"sidecarRecoveryMs", sidecar_dist},
           {"postRestoreRecoveryMs", Distribution(post_recovery)},
           {"agentResumeMs", Distribution(agent_resume)},
@@ -135,6 +185,8 @@ json Summarize(const ChaosOptions& o, const std::vector<CycleRow>& rows,
           {"duplicatesPerCrash", static_cast<double>(duplicates) / n},
           {"checkpointCreationMs", creation},
           {"checkpointsCreated", created.size()},
+          {"recoveryByNodesDown", by_nodes},
+          {"nodeKills", node_kills},
           {"targets", targets},
           {"timingTargetsCounted", o.timing_targets},
           {"pass", pass}};
@@ -163,8 +215,15 @@ int SummarizePartialRun(const std::string& dir, const ChaosOptions& options) {
     r.duplicates = j.value("duplicates", 0);
     r.replay_side_effects = j.value("replaySideEffects", 0);
     r.consumer_unchanged = j.value("consumerUnchanged", "");
+    r.consumer_shift = j.value("consumerShift", "");
+    r.listed_unreadable = j.value("listedUnreadable", -1);
     r.pre_shutdown = j.value("preShutdown", "");
     r.resumed_from_restore = j.value("resumedFromRestore", true);
+    r.nodes_down = j.value("nodesDown", 0);
+    r.node_kill = j.value("nodeKill", "");
+    r.node_kill_leader = j.value("nodeKillLeader", false);
+    r.node_kill_phase = j.value("nodeKillPhase", "");
+    r.node_restart = j.value("nodeRestart", "");
     r.ok = j.value("ok", false);
     r.note = j.value("note", "");
     rows.push_back(std::move(r));

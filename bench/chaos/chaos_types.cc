@@ -32,9 +32,16 @@ nlohmann::json CycleRow::ToJson() const {
           {"replaySideEffects", replay_side_effects},
           {"appMsgsInRestoreWindow", app_msgs_in_window},
           {"consumerUnchanged", consumer_unchanged},
+          {"consumerShift", consumer_shift},
           {"preShutdown", pre_shutdown},
           {"sidecarExit", sidecar_exit},
           {"resumedFromRestore", resumed_from_restore},
+          {"nodesDown", nodes_down},
+          {"nodeKill", node_kill},
+          {"nodeKillLeader", node_kill_leader},
+          {"nodeKillPhase", node_kill_phase},
+          {"nodeRestart", node_restart},
+          {"listedUnreadable", listed_unreadable},
           {"ok", ok},
           {"note", note}};
 }
@@ -44,7 +51,8 @@ std::string CycleRow::CsvHeader() {
          "confirmed_lost,recovery_ms,restore_total_ms,agent_resume_ms,steps_lost,work_lost_ms,"
          "msgs_after_checkpoint,replay_handled,replay_pending,duplicates,replay_side_effects,"
          "app_msgs_in_window,consumer_unchanged,pre_shutdown,sidecar_exit,resumed_from_restore,"
-         "acked_updates,acked_lost,restored_journal_seq,ok,note,injected_crash";
+         "acked_updates,acked_lost,restored_journal_seq,ok,note,injected_crash,"
+         "nodes_down,node_kill,node_kill_leader,node_kill_phase,node_restart,listed_unreadable";
 }
 
 std::string CycleRow::ToCsv() const {
@@ -60,7 +68,9 @@ std::string CycleRow::ToCsv() const {
     << replay_pending << ',' << duplicates << ',' << replay_side_effects << ','
     << app_msgs_in_window << ',' << consumer_unchanged << ',' << pre_shutdown << ',' << sidecar_exit
     << ',' << (resumed_from_restore ? 1 : 0) << ',' << acked_updates << ',' << acked_lost << ','
-    << restored_journal_seq << ',' << (ok ? 1 : 0) << ',' << clean_note << ',' << injected_crash;
+    << restored_journal_seq << ',' << (ok ? 1 : 0) << ',' << clean_note << ',' << injected_crash
+    << ',' << nodes_down << ',' << node_kill << ',' << (node_kill_leader ? 1 : 0) << ','
+    << node_kill_phase << ',' << node_restart << ',' << listed_unreadable;
   return o.str();
 }
 

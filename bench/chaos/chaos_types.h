@@ -10,7 +10,7 @@ namespace chaos {
 struct ChaosOptions {
   int cycles = 20;
   std::string mode = "sigkill";  // sigkill | sigterm | mixed (each cycle one of the two)
-  std::string store = "sqlite";  // sqlite | firestore (the emulator)
+  std::string store = "sqlite";  // sqlite | firestore (the emulator) | jetstream (3-node cluster)
   bool faults = false;           // Firestore fault injection (errors, delays, dropped replies)
   double fault_error_rate = 0.05, fault_delay_rate = 0.05, fault_drop_rate = 0.01;
   int fault_delay_ms = 200;
@@ -31,6 +31,11 @@ struct ChaosOptions {
   // a random moment.
   bool injected_crashes = true;
   double sla_ms = 30000, sidecar_p99_target_ms = 250;
+  // jetstream: each cycle, with probability 1/2, one nats-server of the three is SIGKILLed too
+  // (every third such kill the leader of the agent-record stream) and restarted node_down_min_ms
+  // to node_down_max_ms later, at the latest at the end of the next cycle.
+  bool node_kills = true;
+  int node_down_min_ms = 300, node_down_max_ms = 5000;
 };
 
 // One kill-and-restart cycle. Times are milliseconds.
@@ -56,14 +61,32 @@ struct CycleRow {
   int64_t restored_journal_seq = -1;  // the journal sequence the sidecar's restore reached
   int msgs_after_checkpoint = 0;      // inbox messages the dead agent handled after the checkpoint
   int replay_handled = 0, replay_pending = 0;
-  int duplicates = 0;                // executions in the sink of a key executed before
-  std::string injected_crash;        // the write-call point the agent crashed at ("": none)
-  int replay_side_effects = 0;       // application-subject messages not from the agent or the feed
-  int app_msgs_in_window = 0;        // all application-subject messages during the restore
-  std::string consumer_unchanged;    // both-kill cycles: "yes" | "no" | "" (not measured)
+  int duplicates = 0;           // executions in the sink of a key executed before
+  std::string injected_crash;   // the write-call point the agent crashed at ("": none)
+  int replay_side_effects = 0;  // application-subject messages not from the agent or the feed
+  int app_msgs_in_window = 0;   // all application-subject messages during the restore
+  // Both-kill cycles: "yes" | "no" | "" (not measured) | "failover": on the cluster, a change no
+  // restore can make (delivered, redelivered and ack-pending the same; only the ack floor lower
+  // or more messages pending) while a nats-server had just been killed or restarted: a new
+  // consumer leader of nats-server 2.9 reports an older ack floor. Not counted as changed by the
+  // restore; the two states are in consumer_shift.
+  std::string consumer_unchanged;
+  std::string consumer_shift;
   std::string pre_shutdown;          // SIGTERM: "durable" | "not-restored" | "missing" | ""
   int sidecar_exit = -1;             // SIGTERM: the sidecar's exit code
   bool resumed_from_restore = true;  // the agent continued at the restored checkpoint's step
+  // jetstream (3-node cluster): nats-servers down at some moment between the restart and the
+  // end of the restore (0 or 1); the server SIGKILLed in this cycle ("n2"; "": none), whether it
+  // led the agent-record stream then, the moment planned for it (work | restore | end); the
+  // server restarted in this cycle ("": none).
+  int nodes_down = 0;
+  std::string node_kill;
+  bool node_kill_leader = false;
+  std::string node_kill_phase;
+  std::string node_restart;
+  // jetstream: after the cycle, the checkpoints the agent record lists whose document cannot be
+  // read back (missing or not matching), -1 when the store could not be read then.
+  int listed_unreadable = -1;
   bool ok = true;
   std::string note;
 

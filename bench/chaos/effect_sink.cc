@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/chaos/nats_observer.h"
 #include "examples/reference_agent/effect_sink.h"
 #include "examples/reference_agent/probe_log.h"
 #include "nats/nats_connect.h"
@@ -11,26 +12,32 @@ namespace chaos {
 using nlohmann::json;
 
 EffectSink::~EffectSink() {
-  if (sub_ != nullptr) {
-    natsSubscription_Unsubscribe(sub_);
-    natsSubscription_Destroy(sub_);
+  for (natsSubscription* sub : subs_) {
+    natsSubscription_Unsubscribe(sub);
+    natsSubscription_Destroy(sub);
   }
-  natsConnection_Destroy(nc_);
+  for (natsConnection* nc : ncs_) natsConnection_Destroy(nc);
 }
 
-agentckpt::Status EffectSink::Start(const std::string& url, const std::string& agent) {
-  auto connected = agentckpt::ConnectNatsUrl(url);
-  if (!connected.ok()) {
-    return agentckpt::UnavailableError("sink: connect " + url + ": " +
-                                       connected.status().message());
-  }
-  nc_ = connected->release();
+agentckpt::Status EffectSink::Start(const std::vector<std::string>& urls,
+                                    const std::string& agent) {
   const std::string filter = reference_agent::SinkFilter(agent);
-  natsStatus s = natsConnection_Subscribe(&sub_, nc_, filter.c_str(), &EffectSink::OnMessage, this);
-  if (s == NATS_OK) s = natsSubscription_SetPendingLimits(sub_, -1, -1);
-  if (s == NATS_OK) s = natsConnection_Flush(nc_);
-  if (s != NATS_OK) {
-    return agentckpt::UnavailableError(std::string("sink: subscribe: ") + natsStatus_GetText(s));
+  for (const std::string& url : urls) {
+    auto connected = ConnectHarness(url, /*pinned=*/true);
+    if (!connected.ok()) {
+      return agentckpt::UnavailableError("sink: " + connected.status().message());
+    }
+    natsConnection* nc = *connected;
+    ncs_.push_back(nc);
+    natsSubscription* sub = nullptr;
+    natsStatus s = natsConnection_QueueSubscribe(&sub, nc, filter.c_str(), "chaos-sink",
+                                                 &EffectSink::OnMessage, this);
+    if (s == NATS_OK) subs_.push_back(sub);
+    if (s == NATS_OK) s = natsSubscription_SetPendingLimits(sub, -1, -1);
+    if (s == NATS_OK) s = natsConnection_Flush(nc);
+    if (s != NATS_OK) {
+      return agentckpt::UnavailableError(std::string("sink: subscribe: ") + natsStatus_GetText(s));
+    }
   }
   return agentckpt::OkStatus();
 }
