@@ -130,6 +130,13 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   no.buffer_bytes = config.nats_buffer_bytes;
   // A jetstream:// store connects with the sidecar's own NATS settings.
   StoreConnectOptions store_connect{config.nats_url, no};
+  // Each start-up step says how long it took, so a slow or stuck start shows where it waits.
+  int64_t step_start_us = env->NowMonotonicMicros();
+  auto step_ms = [env, &step_start_us] {
+    int64_t now = env->NowMonotonicMicros(), ms = (now - step_start_us) / 1000;
+    step_start_us = now;
+    return ms;
+  };
   auto store = OpenStore(config.store_url, store_connect);
   if (!store.ok()) {
     if (store.status().code() == StatusCode::kInvalidArgument) {
@@ -143,10 +150,12 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
                                                 config.encryption_old_key_files, env);
   if (!wrapped.ok()) return wrapped.status();
   s->store_ = std::move(wrapped).value();
+  LogInfo("store opened", {{"store", config.store_url}, {"durationMs", step_ms()}});
 
   auto link = NatsLink::Connect(no, &s->metrics_);
   if (!link.ok()) return link.status();
   s->nats_ = std::move(link).value();
+  LogInfo("nats link created", {{"connected", s->nats_->Connected()}, {"durationMs", step_ms()}});
 
   PositionReader position;
   if (!config.js_stream.empty()) {

@@ -57,10 +57,12 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
   // WAL + synchronous=FULL: a committed transaction is fsynced to the WAL before COMMIT returns.
   // Switching a new file to WAL takes an exclusive lock, and SQLite returns SQLITE_BUSY at once
   // (without its busy handler) when another connection is opening the same new file: retry
-  // within the busy timeout.
-  for (int waited_ms = 0;; ++waited_ms) {
+  // within the busy timeout (measured on the clock: a loaded machine oversleeps).
+  const int64_t wal_deadline_us =
+      options.env->NowMonotonicMicros() + int64_t{options.busy_timeout_ms} * 1000;
+  while (true) {
     rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
-    if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= options.busy_timeout_ms) break;
+    if ((rc & 0xff) != SQLITE_BUSY || options.env->NowMonotonicMicros() >= wal_deadline_us) break;
     options.env->SleepForMicros(1000);
   }
   if (rc != SQLITE_OK) return store->Error("cannot switch to WAL", rc);

@@ -79,7 +79,7 @@ TEST_F(HttpContractTest, EveryOperationAnswersAsDocumented) {
                           {"CKPT_PERIOD_S", "3600"},
                           {"CKPT_HTTP_BODY_MAX_BYTES", "65536"}},
                          dir.path());
-  ASSERT_TRUE(sidecar.WaitHealthy(port_)) << sidecar.Stderr();
+  ASSERT_TRUE(sidecar.WaitHealthy(port_)) << sidecar.Describe();
 
   // Probes.
   EXPECT_EQ(Call("health", "GET", "/healthz").status, 200);

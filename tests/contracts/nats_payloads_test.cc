@@ -72,7 +72,7 @@ TEST(NatsPayloadContractTest, EveryMessageMatchesItsSchema) {
                           {"JS_STREAM", kStream},
                           {"JS_CONSUMER", kAgent}},
                          dir.path());
-  ASSERT_TRUE(sidecar.WaitHealthy(port)) << sidecar.Stderr();
+  ASSERT_TRUE(sidecar.WaitHealthy(port)) << sidecar.Describe();
 
   json manifest = json::array();
   std::set<std::string> bad_requests;  // request payloads the sidecar must reject

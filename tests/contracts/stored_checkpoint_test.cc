@@ -88,7 +88,7 @@ TEST(StoredCheckpointContractTest, EncryptedVersion2DocumentsMatchTheSchemas) {
                             {"CKPT_PERIOD_S", "3600"},
                             {"CKPT_ENCRYPTION_KEY_FILE", key_file}},
                            dir.path());
-    ASSERT_TRUE(sidecar.WaitHealthy(port)) << sidecar.Stderr();
+    ASSERT_TRUE(sidecar.WaitHealthy(port)) << sidecar.Describe();
     // A task_phase_change checkpoint (the first task), a manual one, and pre_shutdown at SIGTERM.
     HttpReply put = HttpCall(port, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json"));
     ASSERT_EQ(put.status, 200) << put.body;

@@ -71,7 +71,7 @@ TEST_F(GateScaleTest, WithTwoSidecarsOnlyTheLeaseHolderDecides) {
   auto env = Defaults();
   env["CKPT_HTTP_ADDR"] = "127.0.0.1:" + std::to_string(port_);
   auto standby = std::make_unique<SidecarProcess>(SidecarEnv(env), standby_dir.path());
-  ASSERT_TRUE(standby->WaitHealthy(port_)) << standby->Stdout();
+  ASSERT_TRUE(standby->WaitHealthy(port_)) << standby->Describe();
   const int standby_port = port_;
   auto refused = HttpCall(standby_port, "POST", "/v1/gates/pair-1/resolve",
                           R"({"decision":"rejected","by":"standby-user"})");

@@ -119,7 +119,7 @@ TEST_F(JournalKillTest, AStandbyRefusesUpdatesAndTakesOverWithEveryAcknowledgedO
   auto env = Defaults();
   env["CKPT_HTTP_ADDR"] = "127.0.0.1:" + std::to_string(port_);
   auto standby = std::make_unique<SidecarProcess>(SidecarEnv(env), standby_dir.path());
-  ASSERT_TRUE(standby->WaitHealthy(port_)) << standby->Stdout();
+  ASSERT_TRUE(standby->WaitHealthy(port_)) << standby->Describe();
   auto refused = HttpCall(port_, "PATCH", "/v1/context",
                           R"({"contextSummary":{"draftContent":"sent to the standby"}})");
   EXPECT_EQ(refused.status, 503) << refused.body;

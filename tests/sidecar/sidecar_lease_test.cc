@@ -58,7 +58,7 @@ class SidecarLeaseTest : public SidecarEnvTest {
     extra["CKPT_LEASE_TTL_S"] = ttl_s;
     auto env = SidecarEnv(StoreEnv(std::move(extra)));
     auto p = std::make_unique<SidecarProcess>(env, dir);
-    EXPECT_TRUE(p->WaitHealthy(port)) << p->Stderr();
+    EXPECT_TRUE(p->WaitHealthy(port)) << p->Describe();
     return p;
   }
 
@@ -186,8 +186,8 @@ void SidecarLeaseTest::RunTwoStartedAtOnceExactlyOneWrites() {
         {{"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port_b)}, {"POD_NAME", "pod-b"}}));
     auto a = std::make_unique<SidecarProcess>(env_a, dir_a);
     auto b = std::make_unique<SidecarProcess>(env_b, dir_b);
-    ASSERT_TRUE(a->WaitHealthy(port_a)) << a->Stderr();
-    ASSERT_TRUE(b->WaitHealthy(port_b)) << b->Stderr();
+    ASSERT_TRUE(a->WaitHealthy(port_a)) << a->Describe();
+    ASSERT_TRUE(b->WaitHealthy(port_b)) << b->Describe();
     // Each settles in held (200) or standby (503); exactly one is held.
     int ready_a = 0, ready_b = 0;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

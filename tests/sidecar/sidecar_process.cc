@@ -134,4 +134,20 @@ static std::string ReadAll(const std::string& path) {
 std::string SidecarProcess::Stdout() const { return ReadAll(out_path_); }
 std::string SidecarProcess::Stderr() const { return ReadAll(err_path_); }
 
+std::string SidecarProcess::Describe() {
+  std::string state = "not running";
+  if (pid_ >= 0) {
+    int status = 0;
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == 0) {
+      state = "pid " + std::to_string(pid_) + " still running";
+    } else if (r == pid_) {
+      pid_ = -1;
+      state = WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status))
+                                : "killed by signal " + std::to_string(WTERMSIG(status));
+    }
+  }
+  return "sidecar " + state + "\n--- stdout ---\n" + Stdout() + "\n--- stderr ---\n" + Stderr();
+}
+
 }  // namespace agentckpt::testing

@@ -36,7 +36,8 @@ class SidecarProcess {
   SidecarProcess& operator=(const SidecarProcess&) = delete;
 
   // Polls GET /healthz until 200 (true) or the process exits / `timeout_ms` passes (false).
-  bool WaitHealthy(int port, int timeout_ms = 10000);
+  // The default allows for a sanitizer build on a busy machine (about 1 s to start there).
+  bool WaitHealthy(int port, int timeout_ms = 30000);
   // Sends `sig` and waits up to `timeout_ms` for the exit; returns the exit code, or -1 if it
   // did not exit in time (it is then SIGKILLed), or 128+signal if killed by a signal.
   int Signal(int sig, int timeout_ms = 10000);
@@ -47,6 +48,9 @@ class SidecarProcess {
   pid_t pid() const { return pid_; }
   std::string Stdout() const;
   std::string Stderr() const;
+  // For a failure message: whether the process still runs (or its exit status), then its
+  // stdout (the JSON log: how far start-up got and how long each step took) and stderr.
+  std::string Describe();
 
  private:
   std::string out_path_, err_path_;

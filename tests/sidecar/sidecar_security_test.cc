@@ -145,14 +145,14 @@ TEST_F(SidecarSecurityTest, BadTokenOrPatternFilesExitWithCode2) {
 TEST_F(SidecarSecurityTest, NonLoopbackAddressWithoutTokenIsWarnedAbout) {
   auto open = std::make_unique<SidecarProcess>(
       SidecarEnv({{"CKPT_HTTP_ADDR", "0.0.0.0:" + std::to_string(port_)}}), dir_.path());
-  ASSERT_TRUE(open->WaitHealthy(port_)) << open->Stderr();
+  ASSERT_TRUE(open->WaitHealthy(port_)) << open->Describe();
   EXPECT_NE(open->Stdout().find("without a token"), std::string::npos) << open->Stdout();
   EXPECT_EQ(open->Signal(SIGTERM), 0) << open->Stderr();
   auto guarded = std::make_unique<SidecarProcess>(
       SidecarEnv({{"CKPT_HTTP_ADDR", "0.0.0.0:" + std::to_string(port_)},
                   {"CKPT_HTTP_TOKEN_FILE", WriteFile("token", kToken)}}),
       dir_.path());
-  ASSERT_TRUE(guarded->WaitHealthy(port_)) << guarded->Stderr();
+  ASSERT_TRUE(guarded->WaitHealthy(port_)) << guarded->Describe();
   EXPECT_EQ(guarded->Stdout().find("without a token"), std::string::npos) << guarded->Stdout();
   EXPECT_EQ(guarded->Signal(SIGTERM), 0) << guarded->Stderr();
 }

@@ -60,7 +60,7 @@ std::unique_ptr<SidecarProcess> SidecarEnvTest::StartSidecar(
     const std::map<std::string, std::string>& overrides) {
   auto p = std::make_unique<SidecarProcess>(SidecarEnv(overrides), dir_.path());
   bool healthy = p->WaitHealthy(port_);
-  EXPECT_TRUE(healthy) << "stdout:\n" << p->Stdout() << "\nstderr:\n" << p->Stderr();
+  EXPECT_TRUE(healthy) << p->Describe();
   return p;
 }
 
