@@ -1,7 +1,8 @@
 // Hedged and retried Firestore requests (store/firestore_http.h) against the emulator (a real
 // child process) with scripted faults: the next requests get exactly the faults named, so each
-// case is deterministic. Delays are long (seconds) next to the hedge delay (50 ms), so which
-// attempt answers does not depend on the machine's speed.
+// case is deterministic. Scripted delays are long (seconds) next to the hedge delay (kHedgeMs),
+// and the hedge delay is long next to an unscripted answer, even from a sanitizer build on a
+// busy machine, so which attempt answers does not depend on the machine's speed.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -15,6 +16,9 @@ namespace agentckpt::testing {
 namespace {
 
 using nlohmann::json;
+
+// 500 ms: an unscripted request answering later than this would be hedged and counted.
+constexpr int64_t kHedgeMs = 500;
 
 class FirestoreHedgeTest : public EmulatorSuite {
  protected:
@@ -57,7 +61,7 @@ class FirestoreHedgeTest : public EmulatorSuite {
 };
 
 TEST_F(FirestoreHedgeTest, ASlowReadIsAnsweredByItsHedge) {
-  auto http = Http(50);
+  auto http = Http(kHedgeMs);
   CallInfo info;
   ASSERT_TRUE(Create(http.get(), "d", 7, &info).ok());
   ASSERT_TRUE(Script({"delay"}, 5000).ok());
@@ -70,10 +74,10 @@ TEST_F(FirestoreHedgeTest, ASlowReadIsAnsweredByItsHedge) {
 }
 
 TEST_F(FirestoreHedgeTest, ACallNotMarkedHedgeableWaitsForItsOnlyRequest) {
-  auto http = Http(50);
+  auto http = Http(kHedgeMs);
   CallInfo info;
   ASSERT_TRUE(Create(http.get(), "d", 7, &info).ok());
-  ASSERT_TRUE(Script({"delay"}, 300).ok());
+  ASSERT_TRUE(Script({"delay"}, 3 * kHedgeMs).ok());  // slow enough to be hedged if it could be
   auto got = Get(http.get(), "d", &info, Hedge::kNo);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(info.attempts, 1);
@@ -93,7 +97,7 @@ TEST_F(FirestoreHedgeTest, HedgingOffSendsOneRequest) {
 // The first commit is held before it is applied; its hedge creates the document; the held one
 // then fails its precondition, harmlessly.
 TEST_F(FirestoreHedgeTest, ASlowCommitIsAppliedOnceByItsHedge) {
-  auto http = Http(50);
+  auto http = Http(kHedgeMs);
   ASSERT_TRUE(Script({"delay"}, 2000).ok());
   CallInfo info;
   auto done = Create(http.get(), "d", 5, &info);
@@ -105,7 +109,7 @@ TEST_F(FirestoreHedgeTest, ASlowCommitIsAppliedOnceByItsHedge) {
 // The first commit is applied at once but its reply is late: the hedge meets the precondition
 // failure the first one caused, and the Call waits for the first one's success.
 TEST_F(FirestoreHedgeTest, AConflictFromTheHedgeWaitsForTheTwinThatApplied) {
-  auto http = Http(50);
+  auto http = Http(kHedgeMs);
   ASSERT_TRUE(Script({"late-reply"}, 1500).ok());
   CallInfo info;
   auto done = Create(http.get(), "d", 9, &info);
@@ -117,7 +121,7 @@ TEST_F(FirestoreHedgeTest, AConflictFromTheHedgeWaitsForTheTwinThatApplied) {
 }
 
 TEST_F(FirestoreHedgeTest, AConflictOnBothTwinsIsReturned) {
-  auto http = Http(50);
+  auto http = Http(kHedgeMs);
   CallInfo info;
   ASSERT_TRUE(Create(http.get(), "d", 1, &info).ok());
   ASSERT_TRUE(Script({"late-reply"}, 1500).ok());
@@ -130,7 +134,7 @@ TEST_F(FirestoreHedgeTest, AConflictOnBothTwinsIsReturned) {
 
 // Both the first copy and its hedge are slow: a third copy answers.
 TEST_F(FirestoreHedgeTest, TwoSlowCopiesGetASecondHedge) {
-  auto http = Http(50);
+  auto http = Http(kHedgeMs);
   ASSERT_TRUE(Script({"delay", "delay"}, 5000).ok());
   CallInfo info;
   auto done = Get(http.get(), "none", &info);
@@ -142,7 +146,7 @@ TEST_F(FirestoreHedgeTest, TwoSlowCopiesGetASecondHedge) {
 // The first copy is slow and its hedge is refused with a 503: a replacement goes out after the
 // backoff instead of waiting for the slow one.
 TEST_F(FirestoreHedgeTest, AFailedHedgeIsReplacedWhileTheSlowCopyIsOut) {
-  auto http = Http(50);
+  auto http = Http(kHedgeMs);
   ASSERT_TRUE(Create(http.get(), "d", 3, nullptr).ok());
   ASSERT_TRUE(Script({"delay", "error"}, 5000).ok());
   CallInfo info;
@@ -153,7 +157,7 @@ TEST_F(FirestoreHedgeTest, AFailedHedgeIsReplacedWhileTheSlowCopyIsOut) {
 }
 
 TEST_F(FirestoreHedgeTest, ErrorsAndDroppedRepliesAreRetried) {
-  auto http = Http(50);
+  auto http = Http(kHedgeMs);
   ASSERT_TRUE(Script({"error", "drop"}, 0).ok());
   CallInfo info;
   auto done = Get(http.get(), "none", &info);
@@ -163,8 +167,8 @@ TEST_F(FirestoreHedgeTest, ErrorsAndDroppedRepliesAreRetried) {
 }
 
 TEST_F(FirestoreHedgeTest, TheDeadlineBoundsACallWhoseRequestsAllHang) {
-  auto http = Http(50, /*deadline_ms=*/400);
-  ASSERT_TRUE(Script({"delay", "delay", "delay"}, 3000).ok());
+  auto http = Http(kHedgeMs, /*deadline_ms=*/2000);
+  ASSERT_TRUE(Script({"delay", "delay", "delay"}, 5000).ok());
   CallInfo info;
   auto done = Get(http.get(), "none", &info);
   EXPECT_EQ(done.status().code(), StatusCode::kDeadlineExceeded) << done.status().ToString();
@@ -182,7 +186,9 @@ TEST_F(FirestoreHedgeTest, EmulatorRejectsAnUnknownScriptEntry) {
 // Store level: a status write whose reply is lost after it was applied is written again (its
 // updateTime precondition fails, the record is re-read), and the next Put needs no re-read.
 TEST_F(FirestoreHedgeTest, StatusWriteSurvivesALostReplyAndKeepsTheRecordCached) {
-  auto store = OpenEmulatorStore(emulator_->host_port(), project_);
+  // Hedging off: the request count below must not include a hedge of a slow answer.
+  auto store = OpenEmulatorStore(emulator_->host_port(), project_, 2000, 20000,
+                                 /*hedge_after_ms=*/0);
   ASSERT_NE(store, nullptr);
   STORE_ASSERT_OK(store->Put(SealedAt("agent-a", 1), PutOptions()));
   ASSERT_TRUE(Script({"drop"}, 0).ok());

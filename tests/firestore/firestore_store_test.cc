@@ -154,7 +154,8 @@ TEST_F(FirestoreStoreTest, FirestoreErrorBodiesAreCarriedIntoTheStatus) {
       << denied.status().ToString();
 
   ASSERT_TRUE(emulator_->SetFaults({{"errorRate", 1.0}, {"errorStatus", 503}}).ok());
-  auto short_deadline = OpenEmulatorStore(emulator_->host_port(), project_, 500, 300);
+  // A deadline long enough for several replies even from a sanitizer build on a busy machine.
+  auto short_deadline = OpenEmulatorStore(emulator_->host_port(), project_, 1000, 1500);
   uint64_t before_stats = (*emulator_->Stats())["requests"].get<uint64_t>();
   auto unavailable = short_deadline->GetLatestVerified("agent-a");
   EXPECT_EQ(unavailable.status().code(), StatusCode::kUnavailable);
