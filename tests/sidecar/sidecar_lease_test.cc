@@ -100,16 +100,16 @@ class SidecarLeaseTest : public SidecarEnvTest {
 
 void SidecarLeaseTest::RunSecondStandsByAndTakesOverPromptlyAfterSigterm() {
   auto first = StartFirst("60");
-  ASSERT_EQ(WaitReady(port_, 200, 5000).status, 200);
+  ASSERT_EQ(WaitReady(port_, 200, 15000).status, 200) << first->Describe();
   {
     auto agent = Store()->GetAgent(kProcAgent);
     ASSERT_TRUE(agent.ok()) << agent.status().ToString();
-    ASSERT_EQ(agent->lease_epoch, 1) << first->Stderr();
+    ASSERT_EQ(agent->lease_epoch, 1) << first->Describe();
   }
   int port2 = PickFreePort();
   auto second = StartSecond(port2, "60");
-  HttpReply standby = WaitReady(port2, 503, 5000);
-  ASSERT_EQ(standby.status, 503) << standby.body << second->Stderr();
+  HttpReply standby = WaitReady(port2, 503, 15000);
+  ASSERT_EQ(standby.status, 503) << standby.body << second->Describe();
   EXPECT_NE(standby.body.find("standby: lease held by"), std::string::npos) << standby.body;
 
   EXPECT_EQ(Checkpoint(port_), 201);
@@ -118,47 +118,47 @@ void SidecarLeaseTest::RunSecondStandsByAndTakesOverPromptlyAfterSigterm() {
   EXPECT_NE(refused.body.find("standby"), std::string::npos) << refused.body;
 
   // Graceful stop: pre_shutdown checkpoint, then release; the standby takes over long before
-  // the 60 s ttl.
-  EXPECT_EQ(first->Signal(SIGTERM), 0) << first->Stderr();
+  // the 60 s ttl (within a third of it, even for a sanitizer build on a busy machine).
+  EXPECT_EQ(first->Signal(SIGTERM), 0) << first->Describe();
   auto t0 = std::chrono::steady_clock::now();
-  ASSERT_EQ(WaitReady(port2, 200, 10000).status, 200) << second->Stderr();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
-  EXPECT_EQ(Checkpoint(port2), 201) << second->Stderr();
+  ASSERT_EQ(WaitReady(port2, 200, 20000).status, 200) << second->Describe();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  EXPECT_EQ(Checkpoint(port2), 201) << second->Describe();
   ExpectContiguous(3);  // manual, pre_shutdown, manual
   auto agent = Store()->GetAgent(kProcAgent);
   ASSERT_TRUE(agent.ok());
   EXPECT_EQ(agent->lease_epoch, 2);
-  EXPECT_EQ(second->Signal(SIGTERM), 0) << second->Stderr();
+  EXPECT_EQ(second->Signal(SIGTERM), 0) << second->Describe();
 }
 
 void SidecarLeaseTest::RunSecondTakesOverAfterExpiryWhenTheFirstIsKilled() {
   // Two pods: the second cannot tell whether the first still runs, so it waits for expiry.
   auto first = StartFirst("2", {{"POD_NAME", "pod-a"}});
-  ASSERT_EQ(WaitReady(port_, 200, 5000).status, 200);
+  ASSERT_EQ(WaitReady(port_, 200, 15000).status, 200) << first->Describe();
   EXPECT_EQ(Checkpoint(port_), 201);
   int port2 = PickFreePort();
   auto second = StartSecond(port2, "2", {{"POD_NAME", "pod-b"}});
-  ASSERT_EQ(WaitReady(port2, 503, 5000).status, 503);
+  ASSERT_EQ(WaitReady(port2, 503, 15000).status, 503) << second->Describe();
   first->Kill();  // SIGKILL: no release; the lease must expire
-  ASSERT_EQ(WaitReady(port2, 200, 15000).status, 200) << second->Stderr();
+  ASSERT_EQ(WaitReady(port2, 200, 15000).status, 200) << second->Describe();
   EXPECT_EQ(Checkpoint(port2), 201);
   ExpectContiguous(2);
   auto agent = Store()->GetAgent(kProcAgent);
   ASSERT_TRUE(agent.ok());
   EXPECT_EQ(agent->lease_epoch, 2);
   EXPECT_EQ(agent->lease_holder.rfind("pod-b/", 0), 0u) << agent->lease_holder;
-  EXPECT_EQ(second->Signal(SIGTERM), 0) << second->Stderr();
+  EXPECT_EQ(second->Signal(SIGTERM), 0) << second->Describe();
 }
 
 void SidecarLeaseTest::RunRestartedSidecarTakesOverAtOnceFromItsDeadPredecessor() {
   // The same pod after a crash: the dead predecessor's 60 s lease must not hold recovery up.
   auto first = StartFirst("60", {{"POD_NAME", "pod-a"}});
-  ASSERT_EQ(WaitReady(port_, 200, 5000).status, 200);
+  ASSERT_EQ(WaitReady(port_, 200, 15000).status, 200) << first->Describe();
   EXPECT_EQ(Checkpoint(port_), 201);
   first->Kill();  // SIGKILL and reaped: the holder pod-a/PID no longer runs
   int port2 = PickFreePort();
   auto restarted = StartSecond(port2, "60", {{"POD_NAME", "pod-a"}});
-  ASSERT_EQ(WaitReady(port2, 200, 20000).status, 200) << restarted->Stderr();
+  ASSERT_EQ(WaitReady(port2, 200, 20000).status, 200) << restarted->Describe();
   EXPECT_EQ(Checkpoint(port2), 201);
   EXPECT_NE(restarted->Stdout().find("took over the writer lease"), std::string::npos)
       << restarted->Stdout();
@@ -166,7 +166,7 @@ void SidecarLeaseTest::RunRestartedSidecarTakesOverAtOnceFromItsDeadPredecessor(
   auto agent = Store()->GetAgent(kProcAgent);
   ASSERT_TRUE(agent.ok());
   EXPECT_EQ(agent->lease_epoch, 2);  // the dead holder is fenced all the same
-  EXPECT_EQ(restarted->Signal(SIGTERM), 0) << restarted->Stderr();
+  EXPECT_EQ(restarted->Signal(SIGTERM), 0) << restarted->Describe();
 }
 
 void SidecarLeaseTest::RunTwoStartedAtOnceExactlyOneWrites() {
@@ -227,14 +227,14 @@ void SidecarLeaseTest::RunTwoStartedAtOnceExactlyOneWrites() {
 
 void SidecarLeaseTest::RunResurrectedOldWriterIsFencedAndStopsWriting() {
   auto first = StartFirst("2");
-  ASSERT_EQ(WaitReady(port_, 200, 5000).status, 200);
+  ASSERT_EQ(WaitReady(port_, 200, 15000).status, 200) << first->Describe();
   EXPECT_EQ(Checkpoint(port_), 201);
   int port2 = PickFreePort();
   auto second = StartSecond(port2, "2");
-  ASSERT_EQ(WaitReady(port2, 503, 5000).status, 503);
+  ASSERT_EQ(WaitReady(port2, 503, 15000).status, 503) << second->Describe();
 
   ASSERT_EQ(::kill(first->pid(), SIGSTOP), 0);
-  ASSERT_EQ(WaitReady(port2, 200, 15000).status, 200) << second->Stderr();
+  ASSERT_EQ(WaitReady(port2, 200, 15000).status, 200) << second->Describe();
   EXPECT_EQ(Checkpoint(port2), 201);
   ASSERT_EQ(::kill(first->pid(), SIGCONT), 0);
 
@@ -250,7 +250,7 @@ void SidecarLeaseTest::RunResurrectedOldWriterIsFencedAndStopsWriting() {
     }
   }
   EXPECT_TRUE(failed_event);
-  HttpReply ready = WaitReady(port_, 503, 5000);
+  HttpReply ready = WaitReady(port_, 503, 15000);
   EXPECT_EQ(ready.status, 503);
   EXPECT_NE(ready.body.find("lease lost"), std::string::npos) << ready.body;
   // It never writes again; the new writer goes on without a gap.
@@ -258,9 +258,9 @@ void SidecarLeaseTest::RunResurrectedOldWriterIsFencedAndStopsWriting() {
   EXPECT_EQ(Checkpoint(port2), 201);
   ExpectContiguous(3);
   // Its shutdown writes nothing either.
-  EXPECT_EQ(first->Signal(SIGTERM), 0) << first->Stderr();
+  EXPECT_EQ(first->Signal(SIGTERM), 0) << first->Describe();
   ExpectContiguous(3);
-  EXPECT_EQ(second->Signal(SIGTERM), 0) << second->Stderr();
+  EXPECT_EQ(second->Signal(SIGTERM), 0) << second->Describe();
   ExpectContiguous(4);
 }
 
