@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/child_spawn.h"
 #include "tests/support/temp_dir.h"
 
 namespace agentckpt::testing {
@@ -50,28 +51,16 @@ CliResult RunCli(const std::vector<std::string>& args,
   std::string binary = bin != nullptr ? bin : "agentckpt";
   std::vector<std::string> argv_store = {binary};
   argv_store.insert(argv_store.end(), args.begin(), args.end());
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    std::perror("fork");
-    std::abort();
-  }
-  if (pid == 0) {
-    for (const char* name : {"CKPT_STORE", "NATS_URL", "AGENT_ID", "JS_STREAM", "JS_CONSUMER"}) {
-      ::unsetenv(name);
-    }
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    if (std::freopen(out_path.c_str(), "w", stdout) == nullptr ||
-        std::freopen(stderr_on_terminal ? slave_name.c_str() : err_path.c_str(), "w", stderr) ==
-            nullptr) {
-      ::_exit(126);
-    }
-    std::vector<char*> argv;
-    for (std::string& a : argv_store) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
+  ChildSpec spec;
+  // execv semantics: a bare name is a file in the working directory, not looked up on PATH.
+  spec.argv = std::move(argv_store);
+  if (spec.argv[0].find('/') == std::string::npos) spec.argv[0] = "./" + spec.argv[0];
+  spec.unset_env = {"CKPT_STORE", "NATS_URL", "AGENT_ID", "JS_STREAM", "JS_CONSUMER"};
+  spec.set_env = env;
+  spec.stdout_path = out_path;
+  spec.stderr_path = stderr_on_terminal ? slave_name : err_path;
+  pid_t pid = SpawnChild(spec);
+  if (pid < 0) std::abort();
   CliResult result;
   std::string from_terminal;
   auto drain_terminal = [&] {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "store/firestore/firestore_http.h"
+#include "tests/support/child_spawn.h"
 
 namespace agentckpt::testing {
 namespace {
@@ -44,15 +45,10 @@ Status EmulatorProcess::Start() {
     std::vector<std::string> args = {FirestoreEmulatorBinary(), "--host", "127.0.0.1", "--port",
                                      std::to_string(port_)};
     args.insert(args.end(), extra_args_.begin(), extra_args_.end());
-    pid_ = ::fork();
-    if (pid_ < 0) return InternalError("fork failed");
-    if (pid_ == 0) {
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
+    ChildSpec spec;
+    spec.argv = std::move(args);
+    pid_ = SpawnChild(spec);
+    if (pid_ < 0) return InternalError("cannot start " + FirestoreEmulatorBinary());
     // Bounded polling until it answers (or exits, e.g. because the port was taken meanwhile).
     for (int i = 0; i < 200; ++i) {
       int wstatus = 0;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/sidecar/sidecar_process.h"
+#include "tests/support/child_spawn.h"
 #include "tests/support/nats_server.h"
 
 namespace agentckpt::testing {
@@ -46,21 +47,12 @@ bool PrometheusProcess::StartOnce() {
                                    "--storage.tsdb.path=" + dir_.File("data"),
                                    "--web.listen-address=127.0.0.1:" + std::to_string(port_),
                                    "--log.level=warn"};
-  std::fflush(nullptr);
-  pid_ = ::fork();
+  ChildSpec spec;
+  spec.argv = std::move(args);
+  spec.stdout_path = spec.stderr_path = dir_.File("prometheus.log");
+  spec.append = true;
+  pid_ = SpawnChild(spec);
   if (pid_ < 0) return false;
-  if (pid_ == 0) {
-    int log = ::open(dir_.File("prometheus.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (log >= 0) {
-      ::dup2(log, STDOUT_FILENO);
-      ::dup2(log, STDERR_FILENO);
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execvp("prometheus", argv.data());
-    ::_exit(127);
-  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/child_spawn.h"
 #include "tests/support/fixtures.h"
 
 namespace agentckpt::testing {
@@ -56,22 +57,14 @@ SidecarProcess::SidecarProcess(const std::map<std::string, std::string>& env,
     : out_path_(dir + "/sidecar.out"), err_path_(dir + "/sidecar.err") {
   // $AGENTCKPT_BIN, else the binary of the build tree these tests were built in.
   const char* bin = std::getenv("AGENTCKPT_BIN");
-  std::string binary = bin != nullptr && *bin != '\0' ? bin : AGENTCKPT_BIN_DEFAULT;
-  std::fflush(nullptr);  // nothing buffered may be written twice by the child
-  pid_ = ::fork();
-  if (pid_ < 0) {
-    std::perror("fork");
-    std::abort();
-  }
-  if (pid_ == 0) {
-    ::chdir(dir.c_str());
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::freopen(out_path_.c_str(), "w", stdout);
-    std::freopen(err_path_.c_str(), "w", stderr);
-    char* argv[] = {binary.data(), const_cast<char*>("run"), nullptr};
-    ::execv(binary.c_str(), argv);
-    ::_exit(127);
-  }
+  ChildSpec spec;
+  spec.argv = {bin != nullptr && *bin != '\0' ? bin : AGENTCKPT_BIN_DEFAULT, "run"};
+  spec.set_env = env;
+  spec.cwd = dir;
+  spec.stdout_path = out_path_;
+  spec.stderr_path = err_path_;
+  pid_ = SpawnChild(spec);
+  if (pid_ < 0) std::abort();
 }
 
 SidecarProcess::~SidecarProcess() { Kill(); }

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/child_spawn.h"
+
 namespace agentckpt::testing {
 
 int PickFreePort() {
@@ -88,20 +90,12 @@ bool NatsServerProcess::Start() {
                                    std::to_string(port_), "-sd", store_.path()};
   std::istringstream extra(extra_args_);
   for (std::string a; extra >> a;) args.push_back(a);
-  pid_ = ::fork();
-  if (pid_ < 0) {
-    std::perror("fork");
-    std::abort();
-  }
-  if (pid_ == 0) {
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::freopen(log.c_str(), "a", stdout);
-    std::freopen(log.c_str(), "a", stderr);
-    ::execvp("nats-server", argv.data());
-    std::_Exit(127);
-  }
+  ChildSpec spec;
+  spec.argv = std::move(args);
+  spec.stdout_path = spec.stderr_path = log;
+  spec.append = true;
+  pid_ = SpawnChild(spec);
+  if (pid_ < 0) return false;
   // Ready means OUR process says so: something else may be listening on the port.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
