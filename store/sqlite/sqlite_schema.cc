@@ -51,10 +51,31 @@ CREATE TABLE journal (
 ALTER TABLE agents ADD COLUMN journal_last_sequence INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 4: the journal as a rowid table. In the version 3 layout (an index b-tree) an entry of
+// more than about 1,000 bytes spills into an overflow page taken from the free list, so each
+// append rewrote four pages (leaf, overflow, free-list trunk, header); a rowid table keeps an
+// entry of up to about 4,000 bytes in its leaf, and an append writes the leaf and one index page.
+// The entries are copied in order; a sequence stays unique per agent.
+constexpr char kV4[] = R"sql(
+CREATE TABLE journal_v4 (
+  row_id      INTEGER PRIMARY KEY,
+  agent_id    TEXT    NOT NULL,
+  sequence    INTEGER NOT NULL,
+  size_bytes  INTEGER NOT NULL,
+  entry       BLOB    NOT NULL,
+  UNIQUE (agent_id, sequence)
+);
+INSERT INTO journal_v4 (agent_id, sequence, size_bytes, entry)
+  SELECT agent_id, sequence, size_bytes, entry FROM journal ORDER BY agent_id, sequence;
+DROP TABLE journal;
+ALTER TABLE journal_v4 RENAME TO journal;
+)sql";
+
 const Migration kMigrations[] = {
     {1, "checkpoints and agents tables", kV1},
     {2, "agent writer lease", kV2},
     {3, "write-ahead journal", kV3},
+    {4, "journal as a rowid table", kV4},
 };
 
 }  // namespace

@@ -83,22 +83,34 @@ TEST_F(SqliteJournalTest, EachAppendIsOneFsyncedCommit) {
 
 // An append writes the journal's leaf page and nothing else (the agent's row is not rewritten):
 // one log frame per single-entry commit, except when the journal's b-tree splits a page.
-TEST_F(SqliteJournalTest, AnAppendWritesOnlyTheJournalsOwnPage) {
+// An append writes the journal's own pages and nothing else: the table's leaf and the leaf of its
+// (agent_id, sequence) index. An entry of ~1.3 KB (a ~1 KB merge patch) stays in its leaf: no
+// overflow page, so no free-list or header page either (schema version 4).
+TEST_F(SqliteJournalTest, AnAppendWritesOnlyTheJournalsTwoPages) {
   const std::string wal = dir_.File("j.db-wal");
-  auto first = Entries(1, 1, lease_.epoch);
-  ASSERT_TRUE(store_->AppendJournal(kAgent, first, lease_).ok());
-  std::string prev = first.back().sha256;
   const auto frame = static_cast<std::uintmax_t>(4096 + 24);  // page size + frame header
-  int one_frame = 0;
-  for (int64_t seq = 2; seq <= 21; ++seq) {
-    const std::uintmax_t before = std::filesystem::file_size(wal);
-    auto e = Entries(seq, 1, lease_.epoch, prev);
-    ASSERT_TRUE(store_->AppendJournal(kAgent, e, lease_).ok());
-    prev = e.back().sha256;
-    if (std::filesystem::file_size(wal) - before == frame) ++one_frame;
+  std::string prev = kJournalGenesisSha256;
+  int64_t seq = 0;
+  for (size_t payload_bytes : {40u, 1000u}) {
+    int two_frames = 0;
+    for (int i = 0; i < 20; ++i) {
+      auto e = Entries(++seq, 1, lease_.epoch, prev);
+      e[0].payload = "{\"contextSummary\":{\"draftContent\":\"" +
+                     std::string(payload_bytes, static_cast<char>('a' + i % 26)) + "\"}}";
+      SealJournalEntry(&e[0]);
+      prev = e.back().sha256;
+      const std::uintmax_t before = std::filesystem::file_size(wal);
+      ASSERT_TRUE(store_->AppendJournal(kAgent, e, lease_).ok());
+      const std::uintmax_t frames = (std::filesystem::file_size(wal) - before) / frame;
+      if (frames == 2) ++two_frames;
+      // A split adds the new leaf, the parent and the header: never an overflow page.
+      EXPECT_LE(frames, 5u) << payload_bytes << "-byte payload, append " << i;
+    }
+    // About three 1.3 KB entries fit in a leaf, so every third of those appends splits one.
+    EXPECT_GE(two_frames, payload_bytes < 100 ? 16 : 12) << payload_bytes << "-byte payloads: most appends should write "
+                              << "exactly the table leaf and the index leaf";
   }
-  EXPECT_GE(one_frame, 18) << "most single-entry appends should write exactly one page";
-  EXPECT_EQ(store_->GetJournalStats(kAgent)->last_sequence, 21);
+  EXPECT_EQ(store_->GetJournalStats(kAgent)->last_sequence, seq);
 }
 
 TEST_F(SqliteJournalTest, AFencedWriterAppendsNothing) {

@@ -34,11 +34,12 @@ TEST(SqliteStoreTest, OpenCreatesParentDirectoriesAndRecordsTheSchema) {
   EXPECT_EQ(store->path(), path);
   auto version = store->SchemaVersion();
   STORE_ASSERT_OK(version);
-  EXPECT_EQ(*version, 3);  // 1: checkpoints and agents, 2: the writer lease, 3: the journal
+  // 1: checkpoints and agents, 2: the writer lease, 3: the journal, 4: the journal's rowid layout
+  EXPECT_EQ(*version, 4);
 
   RawSqlite raw(path);
-  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 3);
-  EXPECT_EQ(raw.QueryInt("SELECT max(version) FROM schema_migrations"), 3);
+  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 4);
+  EXPECT_EQ(raw.QueryInt("SELECT max(version) FROM schema_migrations"), 4);
   EXPECT_FALSE(raw.QueryText("SELECT description FROM schema_migrations").empty());
   EXPECT_GT(raw.QueryInt("SELECT applied_at_ms FROM schema_migrations"), 0);
   EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM sqlite_master WHERE name IN "
@@ -66,7 +67,7 @@ TEST(SqliteStoreTest, ReopeningKeepsDataAndDoesNotMigrateAgain) {
   EXPECT_EQ(agent->status, "stopped");
   EXPECT_EQ(agent->last_sequence, sealed.doc.sequence_number);
   RawSqlite raw(path);
-  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 3);
+  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 4);
 }
 
 TEST(SqliteStoreTest, AFileFromANewerVersionIsRefused) {
@@ -195,7 +196,7 @@ TEST(SqliteStoreTest, SimultaneousFirstOpensAllSucceed) {
           << "round " << round << ", opener " << i << ": " << results[i].ToString();
     }
     RawSqlite raw(path);
-    EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 3);
+    EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 4);
     EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM checkpoints"), kOpeners);
   }
 }
@@ -232,6 +233,7 @@ TEST(SqliteStoreTest, AVersionOneFileMigratesToTheLeaseSchemaKeepingItsData) {
     // Take the file back to version 1: no journal, the agents table without the lease columns.
     RawSqlite raw(path);
     ASSERT_TRUE(raw.Exec("DROP TABLE journal"));
+    ASSERT_TRUE(raw.Exec("DELETE FROM schema_migrations WHERE version = 4"));
     ASSERT_TRUE(raw.Exec("ALTER TABLE agents DROP COLUMN journal_last_sequence"));
     ASSERT_TRUE(raw.Exec("DELETE FROM schema_migrations WHERE version = 3"));
     ASSERT_TRUE(raw.Exec("ALTER TABLE agents DROP COLUMN lease_holder"));
@@ -243,7 +245,7 @@ TEST(SqliteStoreTest, AVersionOneFileMigratesToTheLeaseSchemaKeepingItsData) {
   ASSERT_NE(store, nullptr);
   auto version = store->SchemaVersion();
   STORE_ASSERT_OK(version);
-  EXPECT_EQ(*version, 3);
+  EXPECT_EQ(*version, 4);
   auto agent = store->GetAgent("agent-a");
   STORE_ASSERT_OK(agent);
   EXPECT_EQ(agent->last_sequence, 1);
@@ -251,6 +253,65 @@ TEST(SqliteStoreTest, AVersionOneFileMigratesToTheLeaseSchemaKeepingItsData) {
   auto lease = store->AcquireLease("agent-a", "pod-1/aa", 1000, 5000);
   STORE_ASSERT_OK(lease);
   EXPECT_EQ(lease->epoch, 1);
+}
+
+TEST(SqliteStoreTest, AVersionThreeJournalMigratesToTheRowidLayoutKeepingItsEntries) {
+  TempDir dir;
+  const std::string path = dir.File("v3.db");
+  std::vector<JournalEntry> entries;
+  LeaseToken lease;
+  {
+    auto store = OpenOrFail(path);
+    ASSERT_NE(store, nullptr);
+    auto held = store->AcquireLease("agent-a", "pod-1/aa", 60000, 1000);
+    STORE_ASSERT_OK(held);
+    lease = LeaseToken{held->holder, held->epoch};
+    entries = JournalChain("agent-a", 1, 5, lease.epoch);
+    entries[2].payload = "{\"contextSummary\":{\"draftContent\":\"" + std::string(3000, 'd') + "\"}}";
+    SealJournalEntry(&entries[2]);
+    for (size_t i = 3; i < entries.size(); ++i) {
+      entries[i].prev_sha256 = entries[i - 1].sha256;
+      SealJournalEntry(&entries[i]);
+    }
+    STORE_ASSERT_OK(store->AppendJournal("agent-a", entries, lease));
+  }
+  {
+    // Take the journal back to its version 3 layout (a WITHOUT ROWID table), rows and all.
+    RawSqlite raw(path);
+    ASSERT_TRUE(raw.Exec(
+        "CREATE TABLE journal_v3 (agent_id TEXT NOT NULL, sequence INTEGER NOT NULL,"
+        " size_bytes INTEGER NOT NULL, entry BLOB NOT NULL, PRIMARY KEY (agent_id, sequence))"
+        " WITHOUT ROWID;"
+        "INSERT INTO journal_v3 SELECT agent_id, sequence, size_bytes, entry FROM journal;"
+        "DROP TABLE journal; ALTER TABLE journal_v3 RENAME TO journal;"
+        "DELETE FROM schema_migrations WHERE version = 4"));
+    ASSERT_NE(raw.QueryText("SELECT sql FROM sqlite_master WHERE name = 'journal'")
+                  .find("WITHOUT ROWID"),
+              std::string::npos);
+  }
+  auto store = OpenOrFail(path);
+  ASSERT_NE(store, nullptr);
+  auto version = store->SchemaVersion();
+  STORE_ASSERT_OK(version);
+  EXPECT_EQ(*version, 4);
+  auto read = store->ReadJournal("agent-a", 0);
+  STORE_ASSERT_OK(read);
+  ASSERT_EQ(read->size(), entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) EXPECT_EQ((*read)[i], entries[i]) << i;
+  // The chain goes on where it was; a sequence already taken is still refused.
+  STORE_EXPECT_CODE(store->AppendJournal("agent-a", JournalChain("agent-a", 5, 1, lease.epoch,
+                                                                 entries[3].sha256),
+                                         lease),
+                    kAlreadyExists);
+  STORE_EXPECT_OK(store->AppendJournal(
+      "agent-a", JournalChain("agent-a", 6, 1, lease.epoch, entries.back().sha256), lease));
+  STORE_EXPECT_OK(store->CheckIntegrity());
+  RawSqlite raw(path);
+  const std::string sql = raw.QueryText("SELECT sql FROM sqlite_master WHERE name = 'journal'");
+  EXPECT_EQ(sql.find("WITHOUT ROWID"), std::string::npos) << sql;
+  EXPECT_NE(sql.find("row_id"), std::string::npos) << sql;
+  EXPECT_NE(sql.find("UNIQUE (agent_id, sequence)"), std::string::npos) << sql;
+  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM journal"), 6);
 }
 
 }  // namespace
