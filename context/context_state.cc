@@ -223,9 +223,11 @@ std::optional<StatusOr<ContextUpdate>> ContextState::MergePatchParts(const json&
   const bool keep_log = summary_patch == patch.end() || !summary_patch->contains("toolCallLog");
   if (summary_patch != patch.end()) {
     if (keep_log) {
-      ContextSummary no_log = next.summary;
-      no_log.tool_call_log.clear();
-      after["contextSummary"] = ContextSummaryToJsonValue(no_log);
+      // Encoded without the log (moved aside, not copied: it is the largest part).
+      std::vector<ToolCallEntry> log = std::move(next.summary.tool_call_log);
+      next.summary.tool_call_log.clear();
+      after["contextSummary"] = ContextSummaryToJsonValue(next.summary);
+      next.summary.tool_call_log = std::move(log);
     } else {
       after["contextSummary"] = ContextSummaryToJsonValue(next.summary);
     }

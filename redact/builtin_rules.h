@@ -50,4 +50,17 @@ struct Span {
 // next to ASCII bytes, so a span never splits a UTF-8 character.
 void ScanBuiltin(std::string_view text, std::string_view lower, std::vector<Span>* out);
 
+// The key-value rule's candidates in `lower` (KEY=value, "KEY": value, ...): every occurrence of
+// one of its key words that the separator can follow, i.e. from which `\"`, a quote, `]` and
+// blanks (each optional, in that order) lead to ':' or '='. Each as (key word index, position),
+// sorted by key word index, then position. Other occurrences cannot start a key-value match.
+struct KeyWordHit {
+  size_t word = 0;
+  size_t pos = 0;
+  bool operator==(const KeyWordHit&) const = default;
+};
+std::vector<KeyWordHit> KeyValueCandidates(std::string_view lower);
+size_t KeyWordCount();
+std::string_view KeyWord(size_t word);  // lower case
+
 }  // namespace agentckpt::redact_internal

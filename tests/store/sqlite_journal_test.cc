@@ -107,8 +107,9 @@ TEST_F(SqliteJournalTest, AnAppendWritesOnlyTheJournalsTwoPages) {
       EXPECT_LE(frames, 5u) << payload_bytes << "-byte payload, append " << i;
     }
     // About three 1.3 KB entries fit in a leaf, so every third of those appends splits one.
-    EXPECT_GE(two_frames, payload_bytes < 100 ? 16 : 12) << payload_bytes << "-byte payloads: most appends should write "
-                              << "exactly the table leaf and the index leaf";
+    EXPECT_GE(two_frames, payload_bytes < 100 ? 16 : 12)
+        << payload_bytes << "-byte payloads: most appends should write "
+        << "exactly the table leaf and the index leaf";
   }
   EXPECT_EQ(store_->GetJournalStats(kAgent)->last_sequence, seq);
 }

@@ -267,7 +267,8 @@ TEST(SqliteStoreTest, AVersionThreeJournalMigratesToTheRowidLayoutKeepingItsEntr
     STORE_ASSERT_OK(held);
     lease = LeaseToken{held->holder, held->epoch};
     entries = JournalChain("agent-a", 1, 5, lease.epoch);
-    entries[2].payload = "{\"contextSummary\":{\"draftContent\":\"" + std::string(3000, 'd') + "\"}}";
+    entries[2].payload =
+        "{\"contextSummary\":{\"draftContent\":\"" + std::string(3000, 'd') + "\"}}";
     SealJournalEntry(&entries[2]);
     for (size_t i = 3; i < entries.size(); ++i) {
       entries[i].prev_sha256 = entries[i - 1].sha256;
@@ -285,9 +286,9 @@ TEST(SqliteStoreTest, AVersionThreeJournalMigratesToTheRowidLayoutKeepingItsEntr
         "INSERT INTO journal_v3 SELECT agent_id, sequence, size_bytes, entry FROM journal;"
         "DROP TABLE journal; ALTER TABLE journal_v3 RENAME TO journal;"
         "DELETE FROM schema_migrations WHERE version = 4"));
-    ASSERT_NE(raw.QueryText("SELECT sql FROM sqlite_master WHERE name = 'journal'")
-                  .find("WITHOUT ROWID"),
-              std::string::npos);
+    ASSERT_NE(
+        raw.QueryText("SELECT sql FROM sqlite_master WHERE name = 'journal'").find("WITHOUT ROWID"),
+        std::string::npos);
   }
   auto store = OpenOrFail(path);
   ASSERT_NE(store, nullptr);
@@ -299,10 +300,10 @@ TEST(SqliteStoreTest, AVersionThreeJournalMigratesToTheRowidLayoutKeepingItsEntr
   ASSERT_EQ(read->size(), entries.size());
   for (size_t i = 0; i < entries.size(); ++i) EXPECT_EQ((*read)[i], entries[i]) << i;
   // The chain goes on where it was; a sequence already taken is still refused.
-  STORE_EXPECT_CODE(store->AppendJournal("agent-a", JournalChain("agent-a", 5, 1, lease.epoch,
-                                                                 entries[3].sha256),
-                                         lease),
-                    kAlreadyExists);
+  STORE_EXPECT_CODE(
+      store->AppendJournal("agent-a", JournalChain("agent-a", 5, 1, lease.epoch, entries[3].sha256),
+                           lease),
+      kAlreadyExists);
   STORE_EXPECT_OK(store->AppendJournal(
       "agent-a", JournalChain("agent-a", 6, 1, lease.epoch, entries.back().sha256), lease));
   STORE_EXPECT_OK(store->CheckIntegrity());
