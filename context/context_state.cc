@@ -5,6 +5,7 @@
 #include "checkpoint/checkpoint_json.h"
 #include "checkpoint/limits.h"
 #include "common/status_macros.h"
+#include "context/summary_fields_patch.h"
 #include "journal/journal_fold.h"
 
 namespace agentckpt {
@@ -30,15 +31,19 @@ StatusOr<ContextSummary> ContextState::DecodeSummary(const json& j,
   auto cs = ContextSummaryFromJsonValue(j, "contextSummary");
   if (!cs.ok()) return cs.status();
   ContextSummary& s = *cs;
-  // Redacted before the summaries are cut, so no secret is cut in half.
-  RedactChanged(&s.gathering_results, previous ? &previous->gathering_results : nullptr);
-  for (size_t i = 0; i < s.plan_outline.size(); ++i) {
-    const bool kept = previous != nullptr && i < previous->plan_outline.size();
-    RedactChanged(&s.plan_outline[i], kept ? &previous->plan_outline[i] : nullptr);
-  }
-  RedactChanged(&s.draft_content, previous ? &previous->draft_content : nullptr);
+  RedactSummaryText(&s, previous);
   for (ToolCallEntry& e : s.tool_call_log) RedactToolCall(&e);
   return std::move(s);
+}
+
+void ContextState::RedactSummaryText(ContextSummary* s, const ContextSummary* previous) const {
+  // Redacted before the summaries are cut, so no secret is cut in half.
+  RedactChanged(&s->gathering_results, previous ? &previous->gathering_results : nullptr);
+  for (size_t i = 0; i < s->plan_outline.size(); ++i) {
+    const bool kept = previous != nullptr && i < previous->plan_outline.size();
+    RedactChanged(&s->plan_outline[i], kept ? &previous->plan_outline[i] : nullptr);
+  }
+  RedactChanged(&s->draft_content, previous ? &previous->draft_content : nullptr);
 }
 
 StatusOr<std::optional<ActiveTask>> ContextState::DecodeTask(const json& j) const {
@@ -177,17 +182,23 @@ std::optional<StatusOr<ContextUpdate>> ContextState::MergePatchParts(const json&
     if (summary_patch != patch.end()) {
       // The summary without its tool-call log when the patch leaves the log alone: the log is
       // the largest part and is kept as it is (already decoded, redacted and cut).
-      const json& before = encoded_["contextSummary"];
       const bool keep_log = !summary_patch->contains("toolCallLog");
-      json merged = json::object();
-      for (const auto& [key, value] : before.items()) {
-        if (!keep_log || key != "toolCallLog") merged[key] = value;
+      if (auto fields = SummaryWithFields(content_.summary, *summary_patch)) {
+        // Plain fields set: the same summary the general path decodes, redacted the same way.
+        RedactSummaryText(&*fields, &content_.summary);
+        next.summary = std::move(*fields);
+      } else {
+        const json& before = encoded_["contextSummary"];
+        json merged = json::object();
+        for (const auto& [key, value] : before.items()) {
+          if (!keep_log || key != "toolCallLog") merged[key] = value;
+        }
+        if (keep_log) merged["toolCallLog"] = json::array();
+        merged.merge_patch(*summary_patch);
+        auto decoded = DecodeSummary(merged, &content_.summary);
+        if (!decoded.ok()) return decoded.status();
+        next.summary = std::move(decoded).value();
       }
-      if (keep_log) merged["toolCallLog"] = json::array();
-      merged.merge_patch(*summary_patch);
-      auto decoded = DecodeSummary(merged, &content_.summary);
-      if (!decoded.ok()) return decoded.status();
-      next.summary = std::move(decoded).value();
       if (keep_log) next.summary.tool_call_log = content_.summary.tool_call_log;
       NormalizeContextSummary(&next.summary);
       if (Status v = ValidateContextSummary(next.summary, "contextSummary"); !v.ok()) return v;

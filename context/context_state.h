@@ -195,6 +195,8 @@ class ContextState {
   static StatusOr<std::optional<Workspace>> DecodeWorkspace(const nlohmann::json& j);
   void RedactToolCall(ToolCallEntry* entry) const;
   void RedactChanged(std::string* text, const std::string* previous) const;
+  // RedactChanged on the summary's free text (gathering results, plan outline, draft).
+  void RedactSummaryText(ContextSummary* s, const ContextSummary* previous) const;
   static nlohmann::json Encode(const Content& c);
   // Requires mu_. MergePatch for an object patch, decoding only the parts the patch names (and
   // keeping the tool-call log when the patch leaves it alone). Same result as decoding the whole

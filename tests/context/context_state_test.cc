@@ -203,6 +203,20 @@ TEST(SidecarContextStateTest, MergePatchEqualsReplacingTheWholePatchedDocument) 
       {{"activeTask", {{"taskId", "t2"}, {"title", "new"}, {"phase", "planning"}}}},
       {{"contextSummary", json::object()}},
       json::object(),
+      // Plain field assignments (applied without decoding the whole summary), and their edges.
+      {{"contextSummary",
+        {{"systemPromptHash", std::string(64, 'c')},
+         {"gatheringResults", "found" + secret},
+         {"completedSteps", json(uint64_t{9223372036854775807u})}}}},
+      {{"contextSummary", {{"completedSteps", 0}, {"draftContent", ""}}}},
+      {{"contextSummary", {{"draftContent", "caf\u00e9 \u2603 \U0001F600"}}}},
+      {{"contextSummary", {{"draftContent", "caf\u00e9 \u2603 \U0001F600"}}}},  // no change
+      {{"contextSummary", {{"planOutline", json::array()}}}},
+      {{"contextSummary", {{"planOutline", {"b", "a" + secret, "c"}}}}},
+      {{"contextSummary", {{"planOutline", std::vector<std::string>(500, "step")}}}},  // cut
+      {{"contextSummary", {{"gatheringResults", std::string(300000, 'g')}}}},          // cut
+      {{"contextSummary", {{"draftContent", "d"}, {"planOutline", nullptr}}}},         // removes
+      {{"contextSummary", {{"planOutline", {"x"}}, {"toolCallLog", json::array()}}}},
   };
   for (const json& patch : patches) {
     const json before = state.ToJson();
@@ -234,7 +248,17 @@ TEST(SidecarContextStateTest, MergePatchEqualsReplacingTheWholePatchedDocument) 
   // Errors name the same field as the whole-document path.
   for (const json& patch :
        {json{{"contextSummary", {{"toolCallLog", {{{"toolName", 1}}}}}}},
-        json{{"workspace", {{"branchName", 5}}}}, json{{"activeTask", {{"phase", "sleeping"}}}}}) {
+        json{{"workspace", {{"branchName", 5}}}}, json{{"activeTask", {{"phase", "sleeping"}}}},
+        json{{"contextSummary", {{"completedSteps", -1}}}},
+        json{{"contextSummary", {{"completedSteps", 1.5}}}},
+        json{{"contextSummary", {{"completedSteps", json(uint64_t{9223372036854775808u})}}}},
+        json{{"contextSummary", {{"completedSteps", "7"}}}},
+        json{{"contextSummary", {{"draftContent", 7}}}},
+        json{{"contextSummary", {{"planOutline", {"a", 1}}}}},
+        json{{"contextSummary", {{"planOutline", "a"}}}},
+        json{{"contextSummary", {{"draftContent", nullptr}}}},
+        json{{"contextSummary", {{"draftContent", "x"}, {"unknownField", "y"}}}},
+        json{{"contextSummary", {{"systemPromptHash", "not-a-hash"}}}}}) {
     json whole = state.ToJson();
     whole.merge_patch(patch);
     ContextState reference;
