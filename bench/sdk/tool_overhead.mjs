@@ -111,7 +111,7 @@ try {
   }
   console.log(`# agentckpt SDK tool-call overhead: ${iterations} measured rounds after ${warmup} warm-up; the ${cases.length} cases interleaved, one call at a time, ${gapMs} ms untimed before each call`);
   console.log(`# node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model}), load average after the run ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-  console.log(`# sidecar: CKPT_DURABILITY=sync, SQLite store on ${fsType} (${storeDir}), HTTP on 127.0.0.1 (fetch, keep-alive)`);
+  console.log(`# sidecar: CKPT_DURABILITY=sync, SQLite store on ${fsType} (${storeDir}), HTTP on 127.0.0.1 (@agentckpt/client's default transport: node:http, keep-alive)`);
   console.log(`${"case (ms)".padEnd(44)} ${"p50".padStart(8)} ${"p90".padStart(8)} ${"p99".padStart(8)} ${"max".padStart(8)}`);
   const rows = samples.map((s, c) => {
     s.sort((a, b) => a - b);

@@ -88,6 +88,49 @@ test("errors are typed: status, code, field", async () => {
   );
 });
 
+test("transport: keep-alive, timeouts and the caller's signal", async () => {
+  const net = await import("node:net");
+  const http = await import("node:http");
+  // The default transport (node:http, keep-alive agent) sends calls in turn on one connection.
+  let accepted = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ status: "ok" }));
+    });
+  });
+  server.on("connection", () => accepted++);
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    const client = new AgentCkptClient({ baseUrl: `http://127.0.0.1:${server.address().port}` });
+    for (let i = 0; i < 5; i++) assert.deepEqual(await client.health(), { status: "ok" });
+    assert.equal(accepted, 1);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+  // A server that accepts and never answers: the timeout ends the call as UNREACHABLE; the
+  // caller's own abort is the caller's error.
+  const sockets = [];
+  const silent = net.createServer((socket) => sockets.push(socket));
+  await new Promise((r) => silent.listen(0, "127.0.0.1", r));
+  try {
+    const slow = new AgentCkptClient({ baseUrl: `http://127.0.0.1:${silent.address().port}`, timeoutMs: 200 });
+    await assert.rejects(
+      slow.health(),
+      (e) => e instanceof AgentCkptError && e.status === 0 && e.code === "UNREACHABLE" && /timeout/i.test(e.message),
+    );
+    const controller = new AbortController();
+    const pending = new AgentCkptClient({ baseUrl: slow.baseUrl }).getGate("gate-1", { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("stopped by the caller")), 50);
+    await assert.rejects(pending, (e) => !(e instanceof AgentCkptError));
+  } finally {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => silent.close(r));
+  }
+});
+
 test("checkpoints: create, list, get", async () => {
   const created = await fx.client.createCheckpoint({ trigger: "pre_compaction" });
   assert.equal(created.trigger, "pre_compaction");
