@@ -110,6 +110,22 @@ test("transport: keep-alive, timeouts and the caller's signal", async () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
   }
+  // A reply cut off mid-body fails the call (UNREACHABLE) instead of leaving it pending.
+  const cut = http.createServer((req, res) => {
+    res.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+    res.write('{"status":');
+    setTimeout(() => res.socket.destroy(), 20);
+  });
+  await new Promise((r) => cut.listen(0, "127.0.0.1", r));
+  try {
+    const client = new AgentCkptClient({ baseUrl: `http://127.0.0.1:${cut.address().port}`, timeoutMs: 10000 });
+    const started = Date.now();
+    await assert.rejects(client.health(), (e) => e instanceof AgentCkptError && e.code === "UNREACHABLE");
+    assert.ok(Date.now() - started < 5000, "settled by the close, not by the 10 s timeout");
+  } finally {
+    cut.closeAllConnections();
+    await new Promise((r) => cut.close(r));
+  }
   // A server that accepts and never answers: the timeout ends the call as UNREACHABLE; the
   // caller's own abort is the caller's error.
   const sockets = [];

@@ -39,6 +39,10 @@ export function nodeHttpTransport(): Transport {
         res.on("data", (chunk: string) => chunks.push(chunk));
         res.on("end", () => resolve({ status: res.statusCode ?? 0, text: chunks.join("") }));
         res.on("error", reject);
+        // A connection that ends mid-reply (the sidecar stopped, the call aborted) settles it too.
+        res.on("close", () => {
+          if (!res.complete) reject(req.signal.aborted ? req.signal.reason : new Error("the connection closed before the reply ended"));
+        });
       });
       request.on("error", reject);
       request.end(req.body);
