@@ -1,27 +1,68 @@
-// The Node client of sidecar_http_bench: POST /v1/checkpoints with fetch (Node's built-in
-// undici client, which keeps connections alive), as an agent written in JavaScript would.
-// Usage: node node_checkpoint_client.mjs PORT CALLS
-// Prints one JSON line: {"calls", "clientMs": [...], "serverMs": [...]}.
-const [port, callsArg] = process.argv.slice(2);
+// The Node client of sidecar_http_bench: POST /v1/checkpoints as an agent written in JavaScript
+// would, over one kept-alive connection, with either transport:
+//   fetch  Node's built-in fetch (undici);
+//   http   node:http with a keep-alive agent (what the TypeScript client uses for http://).
+// Usage: node node_checkpoint_client.mjs PORT CALLS [fetch|http]
+// Prints one JSON line: {"calls", "transport", "clientMs": [...], "serverMs": [...]}.
+import http from 'node:http';
+
+const [port, callsArg, transportArg] = process.argv.slice(2);
 const calls = Number(callsArg ?? 1000);
+const transport = transportArg ?? 'fetch';
+if (transport !== 'fetch' && transport !== 'http') {
+  console.error(`unknown transport ${transport} (fetch or http)`);
+  process.exit(2);
+}
 const url = `http://127.0.0.1:${port}/v1/checkpoints`;
+const payload = '{"trigger":"manual"}';
+const agent = new http.Agent({keepAlive: true, maxSockets: 1});
+
+async function postWithFetch() {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: payload,
+  });
+  return {status: res.status, body: await res.json()};
+}
+
+function postWithHttp() {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST',
+      agent,
+      headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(payload)},
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          resolve({status: res.statusCode, body: JSON.parse(Buffer.concat(chunks).toString())});
+        } catch (err) {
+          reject(err);
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const post = transport === 'fetch' ? postWithFetch : postWithHttp;
 const clientMs = [];
 const serverMs = [];
 for (let i = 0; i < calls + 20; i++) {  // the first 20 warm up and are not counted
   const start = process.hrtime.bigint();
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {'content-type': 'application/json'},
-    body: '{"trigger":"manual"}',
-  });
-  const body = await res.json();
+  const {status, body} = await post();
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  if (res.status !== 201) {
-    console.error(`call ${i}: HTTP ${res.status} ${JSON.stringify(body)}`);
+  if (status !== 201) {
+    console.error(`call ${i}: HTTP ${status} ${JSON.stringify(body)}`);
     process.exit(1);
   }
   if (i < 20) continue;
   clientMs.push(ms);
   serverMs.push(body.durationMs);
 }
-console.log(JSON.stringify({calls, clientMs, serverMs}));
+agent.destroy();
+console.log(JSON.stringify({calls, transport, clientMs, serverMs}));

@@ -3,9 +3,10 @@
 //   1. POST /v1/checkpoints over localhost until 201, with the 16k reference fixture as the
 //      context: latency p50/p99/max over N calls (default 1,000), client side and as reported
 //      by the sidecar (durationMs).
-//      The same from a Node client (node_checkpoint_client.mjs: fetch, keep-alive) when node is
-//      on PATH. After each client, where the sidecar's time went: how many checkpoints and how
-//      many store puts (SQLite commit + fsync) took over 1 ms and over 2.5 ms (from /metrics).
+//      The same from a Node client (node_checkpoint_client.mjs, keep-alive: fetch, then node:http)
+//      when node is on PATH. After each client, where the sidecar's time went: how many checkpoints
+//      and how many store puts (SQLite commit + fsync) took over 1 ms and over 2.5 ms (from
+//      /metrics).
 //   2. Idle: resident set size and CPU time used over a few seconds with no requests.
 // Usage: sidecar_http_bench [calls] [idle_seconds]
 #include <cpprest/http_client.h>
@@ -188,30 +189,37 @@ int main(int argc, char** argv) {
   TimeSplit split_cpp = TimeSplit::Read(port);
   split_cpp.PrintSince(split_start);
 
-  // The same from a Node client (fetch, keep-alive), when node is on PATH.
-  std::string node_cmd = std::string("node '") + AGENTCKPT_BENCH_DIR +
-                         "/node_checkpoint_client.mjs' " + std::to_string(port) + " " +
-                         std::to_string(calls) + " 2>&1";
-  if (FILE* node = ::popen(node_cmd.c_str(), "r")) {
+  // The same from a Node client, when node is on PATH: first with fetch (undici), then with
+  // node:http on a keep-alive agent (the TypeScript client's transport for http://).
+  TimeSplit split_prev = split_cpp;
+  for (const char* transport : {"fetch", "http"}) {
+    std::string node_cmd = std::string("node '") + AGENTCKPT_BENCH_DIR +
+                           "/node_checkpoint_client.mjs' " + std::to_string(port) + " " +
+                           std::to_string(calls) + " " + transport + " 2>&1";
+    FILE* node = ::popen(node_cmd.c_str(), "r");
+    if (node == nullptr) break;
     std::string out;
     char buf[65536];
     while (size_t n = std::fread(buf, 1, sizeof buf, node)) out.append(buf, n);
     int rc = ::pclose(node);
     auto j = nlohmann::json::parse(out, nullptr, false);
     if (rc != 0 || !j.is_object()) {
-      std::printf("node client: not run (%s)\n", out.substr(0, 200).c_str());
-    } else {
-      std::vector<double> node_client = j["clientMs"].get<std::vector<double>>();
-      std::vector<double> node_server = j["serverMs"].get<std::vector<double>>();
-      std::printf("Node %s fetch (keep-alive), %d calls\n", "client", calls);
-      std::printf("  client round trip: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
-                  Percentile(node_client, 0.50), Percentile(node_client, 0.99),
-                  *std::max_element(node_client.begin(), node_client.end()));
-      std::printf("  sidecar durationMs: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
-                  Percentile(node_server, 0.50), Percentile(node_server, 0.99),
-                  *std::max_element(node_server.begin(), node_server.end()));
-      TimeSplit::Read(port).PrintSince(split_cpp);
+      std::printf("node client (%s): not run (%s)\n", transport, out.substr(0, 200).c_str());
+      continue;
     }
+    std::vector<double> node_client = j["clientMs"].get<std::vector<double>>();
+    std::vector<double> node_server = j["serverMs"].get<std::vector<double>>();
+    std::printf("Node client, %s (keep-alive), %d calls\n",
+                std::string(transport) == "fetch" ? "fetch" : "node:http", calls);
+    std::printf("  client round trip: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
+                Percentile(node_client, 0.50), Percentile(node_client, 0.99),
+                *std::max_element(node_client.begin(), node_client.end()));
+    std::printf("  sidecar durationMs: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
+                Percentile(node_server, 0.50), Percentile(node_server, 0.99),
+                *std::max_element(node_server.begin(), node_server.end()));
+    TimeSplit split_node = TimeSplit::Read(port);
+    split_node.PrintSince(split_prev);
+    split_prev = split_node;
   }
 
   std::this_thread::sleep_for(std::chrono::seconds(1));
