@@ -6,9 +6,12 @@
 //   node tool_overhead.mjs [--iterations N] [--warmup N] [--gap-ms MS] [--dir DIR]
 // AGENTCKPT_BIN names the binary (default build/bin/agentckpt); DIR holds the store (default
 // build/bench-sdk; use a disk, not tmpfs, for figures that mean anything). The cases are
-// interleaved (one call of each per round, in turn), so a change in the machine's load hits all
-// of them alike; before each call the agent waits --gap-ms untimed (its own work between tool
-// calls, e.g. the model's turn; 0 = back to back).
+// interleaved (one call of each per round), so a change in the machine's load hits all of them
+// alike, in an order shuffled anew each round (--seed): in a fixed order each case always follows
+// the same one, and what a case leaves behind (a store write just fsynced, the sidecar's work after
+// a reply, the client's garbage) always lands on the same next case. Before each call the agent
+// waits --gap-ms untimed (its own work between tool calls, e.g. the model's turn; 0 = back to
+// back).
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { execFileSync } from "node:child_process";
@@ -26,6 +29,7 @@ const { values: opt } = parseArgs({
     iterations: { type: "string", default: "1000" },
     warmup: { type: "string", default: "100" },
     "gap-ms": { type: "string", default: "0" },
+    seed: { type: "string", default: "20261126" },
     dir: { type: "string", default: join(sourceDir, "build", "bench-sdk") },
   },
 });
@@ -33,6 +37,23 @@ const iterations = Number(opt.iterations);
 const warmup = Number(opt.warmup);
 const gapMs = Number(opt["gap-ms"]);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// mulberry32: a small seeded generator, so that a run's case order can be repeated.
+let seedState = Number(opt.seed) >>> 0;
+function random() {
+  seedState = (seedState + 0x6d2b79f5) >>> 0;
+  let t = seedState;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+function shuffled(n) {
+  const order = [...Array(n).keys()];
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order;
+}
 
 // Nearest-rank percentile, as bench/common/percentiles.h.
 function pct(sorted, p) {
@@ -93,7 +114,7 @@ try {
   ];
   const samples = cases.map(() => []);
   for (let round = 0; round < warmup + iterations; round++) {
-    for (let c = 0; c < cases.length; c++) {
+    for (const c of shuffled(cases.length)) {
       if (gapMs) await sleep(gapMs);
       const t0 = process.hrtime.bigint();
       await cases[c][1]();
@@ -109,7 +130,7 @@ try {
   if (handler.errors.length || handlerAwaitEnd.errors.length) {
     throw new Error(`handler errors: ${String(handler.errors[0]?.error ?? handlerAwaitEnd.errors[0]?.error)}`);
   }
-  console.log(`# agentckpt SDK tool-call overhead: ${iterations} measured rounds after ${warmup} warm-up; the ${cases.length} cases interleaved, one call at a time, ${gapMs} ms untimed before each call`);
+  console.log(`# agentckpt SDK tool-call overhead: ${iterations} measured rounds after ${warmup} warm-up; the ${cases.length} cases interleaved in a shuffled order (seed ${opt.seed}), one call at a time, ${gapMs} ms untimed before each call`);
   console.log(`# node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model}), load average after the run ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   console.log(`# sidecar: CKPT_DURABILITY=sync, SQLite store on ${fsType} (${storeDir}), HTTP on 127.0.0.1 (@agentckpt/client's default transport: node:http, keep-alive)`);
   console.log(`${"case (ms)".padEnd(44)} ${"p50".padStart(8)} ${"p90".padStart(8)} ${"p99".padStart(8)} ${"max".padStart(8)}`);
@@ -127,6 +148,21 @@ try {
   console.log(`# overhead, default:  ${over(dflt)}`);
   console.log(`# overhead, default, over the no-op handler: p50 +${ms(dflt.p50 - noopRow.p50)} ms = ${((dflt.p50 - noopRow.p50) / trip.p50).toFixed(2)} x the round trip's p50`);
   console.log(`# overhead, awaitEnd: ${over(awaitEnd)}`);
+  // What "adds one durable round trip" predicts, without assuming that percentiles add (the p99
+  // of a sum is not the sum of the p99s): the distribution of a tool call plus one round trip,
+  // from every pair of the two cases' samples (both measured in this run).
+  const plusOneTrip = (base) => {
+    const sums = new Float64Array(base.length * samples[1].length);
+    let k = 0;
+    for (const a of base) for (const b of samples[1]) sums[k++] = a + b;
+    sums.sort();
+    return { p50: pct(sums, 50), p99: pct(sums, 99) };
+  };
+  const verdict = (r, model) =>
+    `p50 ${ms(r.p50)} / p99 ${ms(r.p99)} ms against ${ms(model.p50)} / ${ms(model.p99)} ms ` +
+    `(${(r.p50 / model.p50).toFixed(2)} x / ${(r.p99 / model.p99).toFixed(2)} x)`;
+  console.log(`# ledger callback (default) vs a tool call without a handler plus one round trip: ${verdict(dflt, plusOneTrip(samples[0]))}`);
+  console.log(`# ledger callback (default) vs a tool call with the no-op handler plus one round trip: ${verdict(dflt, plusOneTrip(samples[2]))}`);
 } finally {
   await env.close();
   rmSync(storeDir, { recursive: true, force: true });

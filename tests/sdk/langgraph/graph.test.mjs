@@ -126,6 +126,51 @@ test("tool calls of a StateGraph + ToolNode land in the ledger; task, plan and p
   assert.equal(triggers.filter((t) => t === "task_phase_change").length, 3, triggers.join());
 });
 
+test("the ledger callback puts one durable round trip on a tool call's path: the begin, answered before the tool runs", async () => {
+  // Every request the client sends, through the platform fetch, with when its reply came back.
+  const log = [];
+  const countingFetch = async (url, init) => {
+    const entry = { path: new URL(url).pathname, answered: false };
+    log.push(entry);
+    const res = await fetch(url, init);
+    entry.answered = true;
+    return res;
+  };
+  const client = new AgentCkptClient({ baseUrl: fx.env.url, fetch: countingFetch });
+  let atToolStart;
+  const [write] = makeTools({
+    write: async () => ((atToolStart = log.map((e) => ({ ...e }))), "ok"),
+  });
+  const paths = (entries) => entries.map((e) => e.path.replace(/\/tool-calls\/[^/]+\/end$/, "/tool-calls/ID/end"));
+  for (const awaitEnd of [false, true]) {
+    log.length = 0;
+    const handler = new AgentCkptLedgerCallback(client, { awaitEnd });
+    const id = `one-trip-${awaitEnd}`;
+    await write.invoke(
+      { type: "tool_call", id, name: "write_file", args: { path: "a.md", text: "x" } },
+      { callbacks: [handler] },
+    );
+    const atReturn = log.map((e) => ({ ...e }));
+    await handler.flush();
+    assert.deepEqual(handler.errors, []);
+    // Before the tool body ran: exactly the begin, and its durable reply had arrived.
+    assert.deepEqual(paths(atToolStart), ["/v1/tool-calls/begin"], `awaitEnd ${awaitEnd}`);
+    assert.equal(atToolStart[0].answered, true);
+    if (awaitEnd) {
+      // awaitEnd: the end is a second awaited round trip, by choice.
+      assert.deepEqual(paths(atReturn), ["/v1/tool-calls/begin", "/v1/tool-calls/ID/end"]);
+      assert.ok(atReturn.every((e) => e.answered));
+    } else {
+      // The default: when the tool call returns to the agent, nothing but the begin was sent;
+      // the end goes out afterwards, in the background.
+      assert.deepEqual(paths(atReturn), ["/v1/tool-calls/begin"]);
+    }
+    assert.deepEqual(paths(log), ["/v1/tool-calls/begin", "/v1/tool-calls/ID/end"]);
+    const done = (await fx.client.listToolCalls("completed")).calls.find((c) => c.idempotencyKey === `lc:${id}`);
+    assert.equal(done?.result?.success, true, `awaitEnd ${awaitEnd}: the call is completed in the ledger`);
+  }
+});
+
 test("SIGKILL of the sidecar while a tool runs: restoration names task and plan, the call is outcome_unknown", async () => {
   let entered;
   const inside = new Promise((r) => (entered = r));
