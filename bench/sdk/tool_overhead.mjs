@@ -3,7 +3,7 @@
 // next to one durable round trip alone (a ledger begin). A real nats-server and `agentckpt run`
 // (SQLite, CKPT_DURABILITY=sync) are started by tests/sdk/harness.mjs.
 //
-//   node tool_overhead.mjs [--iterations N] [--warmup N] [--gap-ms MS] [--dir DIR]
+//   node tool_overhead.mjs [--iterations N] [--warmup N] [--gap-ms MS] [--seed N] [--dir DIR]
 // AGENTCKPT_BIN names the binary (default build/bin/agentckpt); DIR holds the store (default
 // build/bench-sdk; use a disk, not tmpfs, for figures that mean anything). The cases are
 // interleaved (one call of each per round), so a change in the machine's load hits all of them
