@@ -9,10 +9,12 @@
 //               step's writes, then SqliteSaver.put of the new checkpoint, whose channel_values
 //               hold the context after the change (WAL, synchronous=FULL on the saver's handle).
 //
-// The two sides take turns step by step, so both see the same disk and machine. The script
+// The sides take turns step by step, in an order shuffled each step (--seed), so all see the same
+// disk and machine. The script
 // starts its own nats-server and sidecar (stopped by pid at the end).
 //
 //   node step.mjs --agentckpt BIN --fixture FILE --dir DIR [--iterations 2000] [--warmup 200]
+//                 [--seed N]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -130,45 +132,76 @@ const samples = { agentckpt: [], agentckptHttp: [], langgraph: [] };
     { source: 'input', step: -1, parents: {} }, { context: 0 });
   parentId = first.id;
 }
+// The three ways of recording step i, each timed on its own.
+const steps = {
+  // agentckpt from fetch: the step's change as a merge patch, durable before the reply.
+  async agentckpt(i, change) {
+    const t0 = performance.now();
+    const res = await fetch(`${base}/v1/context`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contextSummary: change }),
+    });
+    const reply = await res.json();
+    const t1 = performance.now();
+    if (res.status !== 200 || reply.durable !== true) {
+      throw new Error(`PATCH ${i}: ${res.status} ${JSON.stringify(reply)}`);
+    }
+    return t1 - t0;
+  },
+  // The same from node:http (a different draft, so that the patch changes the context again).
+  async agentckptHttp(i, change) {
+    const body = JSON.stringify({ contextSummary: { ...change, draftContent: `${change.draftContent.slice(0, 990)} (again)` } });
+    const t0 = performance.now();
+    const viaHttp = await patchWithHttp(body);
+    const t1 = performance.now();
+    if (viaHttp.status !== 200 || viaHttp.reply.durable !== true) {
+      throw new Error(`PATCH ${i} (node:http): ${viaHttp.status} ${JSON.stringify(viaHttp.reply)}`);
+    }
+    return t1 - t0;
+  },
+  // LangGraph: the step's pending writes, then the checkpoint holding the new state.
+  async langgraph(i, change) {
+    Object.assign(state.contextSummary, change);
+    const checkpoint = emptyCheckpoint();
+    checkpoint.id = uuid6(-1);
+    checkpoint.ts = new Date().toISOString();
+    checkpoint.channel_values = { context: state };
+    checkpoint.channel_versions = { context: i + 1 };
+    const config = { configurable: { thread_id: threadId, checkpoint_ns: '', checkpoint_id: parentId } };
+    const t0 = performance.now();
+    await saver.putWrites(config, [['context', { contextSummary: change }]], `task-${i}`);
+    const saved = await saver.put(config, checkpoint, { source: 'loop', step: i, parents: {} },
+      { context: i + 1 });
+    const t1 = performance.now();
+    parentId = checkpoint.id;
+    if (saved.configurable.checkpoint_id !== checkpoint.id) throw new Error('put returned another id');
+    return t1 - t0;
+  },
+};
+// Each step records the three in an order shuffled anew (mulberry32 from --seed), so that none
+// always follows the same one: what a write leaves behind (an fsync just done, the other
+// process's work after its reply) does not always land on the same next side.
+let seedState = Number(opts.seed ?? 20261126) >>> 0;
+const random = () => {
+  seedState = (seedState + 0x6d2b79f5) >>> 0;
+  let t = seedState;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+const names = Object.keys(steps);
 for (let i = 0; i < opts.warmup + opts.iterations; ++i) {
   const change = { completedSteps: i, draftContent: draft(i) };
-  // agentckpt: the step's change as a merge patch, durable before the reply.
-  let t0 = performance.now();
-  const res = await fetch(`${base}/v1/context`, {
-    method: 'PATCH',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ contextSummary: change }),
-  });
-  const reply = await res.json();
-  let t1 = performance.now();
-  if (res.status !== 200 || reply.durable !== true) {
-    throw new Error(`PATCH ${i}: ${res.status} ${JSON.stringify(reply)}`);
+  const order = [...names];
+  for (let k = order.length - 1; k > 0; k--) {
+    const j = Math.floor(random() * (k + 1));
+    [order[k], order[j]] = [order[j], order[k]];
   }
-  if (i >= opts.warmup) samples.agentckpt.push((t1 - t0) * 1000);
-  t0 = performance.now();
-  const viaHttp = await patchWithHttp(JSON.stringify({ contextSummary: { ...change, draftContent: `${change.draftContent.slice(0, 990)} (again)` } }));
-  t1 = performance.now();
-  if (viaHttp.status !== 200 || viaHttp.reply.durable !== true) {
-    throw new Error(`PATCH ${i} (node:http): ${viaHttp.status} ${JSON.stringify(viaHttp.reply)}`);
+  for (const name of order) {
+    const ms = await steps[name](i, change);
+    if (i >= opts.warmup) samples[name].push(ms * 1000);
   }
-  if (i >= opts.warmup) samples.agentckptHttp.push((t1 - t0) * 1000);
-
-  // LangGraph: the step's pending writes, then the checkpoint holding the new state.
-  Object.assign(state.contextSummary, change);
-  const checkpoint = emptyCheckpoint();
-  checkpoint.id = uuid6(-1);
-  checkpoint.ts = new Date().toISOString();
-  checkpoint.channel_values = { context: state };
-  checkpoint.channel_versions = { context: i + 1 };
-  const config = { configurable: { thread_id: threadId, checkpoint_ns: '', checkpoint_id: parentId } };
-  t0 = performance.now();
-  await saver.putWrites(config, [['context', { contextSummary: change }]], `task-${i}`);
-  const saved = await saver.put(config, checkpoint, { source: 'loop', step: i, parents: {} },
-    { context: i + 1 });
-  t1 = performance.now();
-  parentId = checkpoint.id;
-  if (saved.configurable.checkpoint_id !== checkpoint.id) throw new Error('put returned another id');
-  if (i >= opts.warmup) samples.langgraph.push((t1 - t0) * 1000);
 }
 saver.db.close();
 agent.destroy();
