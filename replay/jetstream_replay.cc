@@ -211,31 +211,41 @@ StatusOr<ReplayResult> JetStreamReplaySource::ReadSince(const NatsPosition& posi
     return empty;
   }
 
-  // 2. The counts come from the server's own counts (readers created at the checkpoint and at
-  // the ack floor), not from reading: the cost does not grow with the backlog. With a long
+  // 2. The counts come from the server's own counts (a reader created at the checkpoint, and one
+  // at the ack floor), not from reading: the cost does not grow with the backlog. With a long
   // backlog, a first guess at a tail reader (the newest 2 x max_messages sequences, right when
-  // the agent's messages are dense) is created with them: one round trip for all three.
+  // the agent's messages are dense) is created with them: one round trip for all. When the ack
+  // floor falls inside that guess (an agent that keeps up), no reader is created at the floor:
+  // the tail is read from a start at or before it, so the pending messages are counted as they
+  // are read, and a long backlog creates two readers, as a short one does.
   ReplayConsumers readers(inbox.get(), stream, filter);
   ASSIGN_OR_RETURN(size_t all, readers.Create(from, deadline.RemainingMillis()));
-  const bool above_needed = durable.ack_floor >= from && durable.ack_floor < state.last_seq;
-  size_t above = 0;
-  if (above_needed) {
-    ASSIGN_OR_RETURN(above, readers.Create(durable.ack_floor + 1, deadline.RemainingMillis()));
-  }
   const uint64_t want = max_messages;
   const uint64_t guess = state.last_seq + 1 - std::min<uint64_t>(state.last_seq, 2 * want);
-  if (!exact && want > 0 && range > kTailSlack * want && guess > from &&
-      !(above_needed && guess == durable.ack_floor + 1)) {
+  const bool tail_guess = !exact && want > 0 && range > kTailSlack * want && guess > from;
+  const bool above_needed = durable.ack_floor >= from && durable.ack_floor < state.last_seq;
+  // Every reader the tail may be read from starts at or before `guess` (TailReader only looks
+  // further back from it), so with the floor at or after guess - 1 the read sees every pending
+  // message.
+  const bool pending_from_tail = tail_guess && above_needed && durable.ack_floor + 1 >= guess;
+  size_t above = 0;
+  if (above_needed && !pending_from_tail) {
+    ASSIGN_OR_RETURN(above, readers.Create(durable.ack_floor + 1, deadline.RemainingMillis()));
+  }
+  if (tail_guess && !(above_needed && !pending_from_tail && guess == durable.ack_floor + 1)) {
     RETURN_IF_ERROR(readers.Create(guess, deadline.RemainingMillis()).status());
   }
   RETURN_IF_ERROR(readers.Await(deadline.RemainingMillis()));
   const uint64_t total = readers.count(all);
   uint64_t pending = total;
-  if (durable.ack_floor >= from) pending = above_needed ? std::min(readers.count(above), total) : 0;
+  if (durable.ack_floor >= from) {
+    pending = above_needed && !pending_from_tail ? std::min(readers.count(above), total) : 0;
+  }
 
   // 3. Then only the newest messages are read, through a reader near the tail; a short range is
   // read whole and counted (see kExactCountSequences).
   Status read = OkStatus();
+  std::string pending_bound_note;
   const int64_t max_bytes =
       std::max<int64_t>(kMinFetchBytes, 2 * natsConnection_GetMaxPayload(connection_));
   if (exact) {
@@ -244,9 +254,23 @@ StatusOr<ReplayResult> JetStreamReplaySource::ReadSince(const NatsPosition& posi
   } else if (max_messages > 0 && total > 0) {
     StatusOr<size_t> tail = TailReader(&readers, all, state.last_seq, want, deadline);
     read = tail.status();
+    uint64_t tail_count = 0;
     if (read.ok()) {
-      read = ReadTail(inbox.get(), stream, readers.name(*tail), readers.count(*tail),
-                      state.last_seq, false, max_bytes, deadline, &window);
+      tail_count = readers.count(*tail);
+      read = ReadTail(inbox.get(), stream, readers.name(*tail), tail_count, state.last_seq, false,
+                      max_bytes, deadline, &window);
+    }
+    if (pending_from_tail) {
+      // Read whole, the tail holds every pending message. Cut short, the messages not read come
+      // after the last one read: all pending if that one was at or past the floor; otherwise
+      // how many of them are pending is not known, and the count is given as its upper bound.
+      const bool started = tail_count > 0;
+      const uint64_t unread = tail_count > window.seen() ? tail_count - window.seen() : 0;
+      pending = std::min(total, window.pending() + (started ? unread : total));
+      if (!read.ok() && (!started || (unread > 0 && window.last_sequence() < durable.ack_floor))) {
+        pending_bound_note = "; the pending count (" + std::to_string(pending) +
+                             ") is an upper bound: the read stopped before the ack floor";
+      }
     }
   }
   const uint64_t messages_read = window.seen();
@@ -263,7 +287,8 @@ StatusOr<ReplayResult> JetStreamReplaySource::ReadSince(const NatsPosition& posi
     result.partial = true;
     result.partial_reason = "the read deadline (" + std::to_string(read_deadline_.count()) +
                             " ms) passed after " + std::to_string(messages_read) + " of " +
-                            std::to_string(total) + " messages: " + read.message();
+                            std::to_string(total) + " messages: " + read.message() +
+                            pending_bound_note;
   }
   return result;
   // 4. `readers` deletes every replay consumer on its way out, whatever happened.

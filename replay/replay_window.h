@@ -38,6 +38,10 @@ class ReplayWindow {
 
   // Number of messages recorded so far.
   uint64_t seen() const { return seen_; }
+  // Of those, how many were above the ack floor (pending), and the last sequence recorded (0
+  // before the first).
+  uint64_t pending() const { return pending_; }
+  uint64_t last_sequence() const { return last_sequence_; }
 
   // The result: kept messages oldest first, counts, sorted pending subjects. Leaves the window
   // empty.

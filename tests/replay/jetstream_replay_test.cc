@@ -154,6 +154,20 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
+// EXPECTs the counts of a replay that shows 50 of `handled + pending` messages, the oldest and
+// newest shown, and the split: the message at `last_handled` is the last one handled.
+void ExpectNewest50(const ReplayResult& r, uint64_t handled, uint64_t pending,
+                    const std::string& front, const std::string& back, size_t last_handled) {
+  EXPECT_EQ(r.handled_count, handled);
+  EXPECT_EQ(r.pending_count, pending);
+  EXPECT_EQ(r.truncated, handled + pending - 50);
+  ASSERT_EQ(r.messages.size(), 50u);
+  EXPECT_EQ(r.messages.front().data, front);
+  EXPECT_EQ(r.messages.back().data, back);
+  EXPECT_TRUE(r.messages[last_handled].handled);
+  EXPECT_FALSE(r.messages[last_handled + 1].handled);
+}
+
 TEST_F(JetStreamReplayTest, LeavesStreamAndDurableExactlyAsTheyWere) {
   CreateInboxStream(inbox_ + ".>");
   std::vector<uint64_t> inbox;
@@ -242,14 +256,7 @@ TEST_F(JetStreamReplayTest, KeepsTheNewest50AndCountsTheRest) {
 
   auto result = Replay(0);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
-  EXPECT_EQ(result->handled_count, 100u);
-  EXPECT_EQ(result->pending_count, 30u);
-  EXPECT_EQ(result->truncated, 80u);
-  ASSERT_EQ(result->messages.size(), 50u);
-  EXPECT_EQ(result->messages.front().data, "m81");
-  EXPECT_EQ(result->messages.back().data, "m130");
-  EXPECT_TRUE(result->messages[19].handled);   // m100
-  EXPECT_FALSE(result->messages[20].handled);  // m101
+  ExpectNewest50(*result, 100, 30, "m81", "m130", 19);  // m100 handled, m101 not
   EXPECT_EQ(StreamState(), stream_before);
   EXPECT_EQ(ConsumerState(), consumer_before);
 }
@@ -459,6 +466,123 @@ TEST_F(JetStreamReplayTest, PastTheReadDeadlineKeepsWhatWasReadWithHonestCounts)
   EXPECT_EQ(complete, 1);
 }
 
+// How many replay readers a replay created: the consumer creations on the wire.
+size_t ReaderCreations(const std::vector<TappedMessage>& wire) {
+  size_t n = 0;
+  for (const TappedMessage& m : wire) {
+    if (StartsWith(m.subject, "$JS.API.CONSUMER.CREATE.")) ++n;
+  }
+  return n;
+}
+
+// A long backlog whose ack floor is among the newest messages (an agent that keeps up): the
+// tail is read from a start before the floor, so it counts the pending messages itself and only
+// two readers are created, as for a short backlog. With the floor further back, a third reader
+// at the floor counts them. Either way the counts are the published truth.
+TEST_F(JetStreamReplayTest, AnAgentThatKeepsUpIsCountedFromTheTailRead) {
+  CreateInboxStream(inbox_ + ".>");
+  auto seqs = client_->PublishN(inbox_ + ".tasks", 1000, "m");
+  ASSERT_TRUE(seqs.ok());
+  AckThrough((*seqs)[979]);
+  const StreamSnapshot stream_before = StreamState();
+  {
+    WireTap tap(server_->url());
+    auto result = Replay(0);
+    std::vector<TappedMessage> wire = tap.Messages(client_->connection());
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(ReaderCreations(wire), 2u);
+    ExpectNewest50(*result, 980, 20, "m951", "m1000", 29);  // m980 handled, m981 not
+    EXPECT_LE(result->messages_read, 200u);
+    EXPECT_FALSE(result->partial);
+  }
+  // The checkpoint at message 400: the same count of pending, fewer handled since.
+  {
+    auto result = Replay((*seqs)[399]);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->handled_count, 580u);
+    EXPECT_EQ(result->pending_count, 20u);
+  }
+  EXPECT_EQ(StreamState(), stream_before);
+}
+
+TEST_F(JetStreamReplayTest, AnAckFloorBeforeTheTailIsCountedByAReaderAtTheFloor) {
+  CreateInboxStream(inbox_ + ".>");
+  auto seqs = client_->PublishN(inbox_ + ".tasks", 1000, "m");
+  ASSERT_TRUE(seqs.ok());
+  AckThrough((*seqs)[499]);
+  WireTap tap(server_->url());
+  auto result = Replay(0);
+  std::vector<TappedMessage> wire = tap.Messages(client_->connection());
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(ReaderCreations(wire), 3u);
+  EXPECT_EQ(result->handled_count, 500u);
+  EXPECT_EQ(result->pending_count, 500u);
+  ASSERT_EQ(result->messages.size(), 50u);
+  EXPECT_EQ(result->messages.front().data, "m951");
+  EXPECT_FALSE(result->messages.front().handled);
+}
+
+// A sparse tail (one of the agent's messages in four) with the floor inside it: the first
+// guess holds too few, the tail is read from a reader further back, which still starts before
+// the floor; the counts are exact.
+TEST_F(JetStreamReplayTest, ASparseTailWithTheFloorInsideItIsCountedExactly) {
+  CreateInboxStream(inbox_ + ".>");
+  ASSERT_TRUE(client_->PublishN(inbox_ + ".tasks", 600, "a").ok());
+  std::vector<uint64_t> b;
+  for (int i = 1; i <= 60; ++i) {
+    b.push_back(Publish(inbox_ + ".tasks", "b" + std::to_string(i)));
+    for (int k = 0; k < 3; ++k) Publish(prefix_ + ".other.x", "o");
+  }
+  AckThrough(b[49]);  // 650 of the agent's messages handled, 10 pending
+  const StreamSnapshot stream_before = StreamState();
+  auto result = Replay(0);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ExpectNewest50(*result, 650, 10, "b11", "b60", 39);  // b50 handled, b51 not
+  EXPECT_LE(result->messages_read, 400u);
+  EXPECT_EQ(StreamState(), stream_before);
+}
+
+// Past the deadline with the floor inside the tail: a read cut before the floor cannot split
+// the messages it did not read, and says its pending count is an upper bound; cut after the
+// floor, the counts are exact.
+TEST_F(JetStreamReplayTest, PastTheReadDeadlineBeforeTheFloorGivesPendingAsAnUpperBound) {
+  CreateInboxStream(inbox_ + ".>");
+  const int kCount = 3000;
+  auto seqs = client_->PublishN(inbox_ + ".tasks", kCount, "m");
+  ASSERT_TRUE(seqs.ok());
+  // With 500 messages shown, 3,000 is a long backlog (over 4 x 500): the tail guess holds the
+  // newest 1,000 (from message 2001) and the floor, 2500, is inside it.
+  AckThrough((*seqs)[2499]);
+  int bounded = 0, exact_partial = 0, complete = 0;
+  for (int budget_s = 1; budget_s <= 80 && complete == 0; ++budget_s) {
+    TickingEnv env;
+    JetStreamReplaySource source(client_->connection(), std::chrono::seconds(budget_s), &env);
+    auto result = source.ReadSince(Position(0), 500, 16);
+    if (!result.ok()) {
+      EXPECT_EQ(result.status().code(), StatusCode::kDeadlineExceeded);
+      continue;
+    }
+    EXPECT_EQ(result->handled_count + result->pending_count, static_cast<uint64_t>(kCount));
+    const bool past_floor =
+        !result->messages.empty() && result->messages.back().stream_sequence >= (*seqs)[2499];
+    if (!result->partial) {
+      ++complete;
+      EXPECT_EQ(result->pending_count, 500u);
+    } else if (past_floor) {
+      ++exact_partial;
+      EXPECT_EQ(result->pending_count, 500u) << result->partial_reason;
+      EXPECT_EQ(result->partial_reason.find("upper bound"), std::string::npos);
+    } else {
+      ++bounded;
+      EXPECT_GE(result->pending_count, 500u);
+      EXPECT_NE(result->partial_reason.find("upper bound"), std::string::npos)
+          << result->partial_reason;
+    }
+  }
+  EXPECT_GT(bounded, 0);
+  EXPECT_EQ(complete, 1);
+}
+
 // Messages after the checkpoint that the stream no longer holds (here purged) are counted.
 TEST_F(JetStreamReplayTest, MessagesGoneFromTheStreamAreCountedAsLost) {
   CreateInboxStream(inbox_ + ".>");
@@ -498,14 +622,7 @@ TEST_F(JetStreamReplayTest, LongFilteredBacklogIsReadNearItsEnd) {
   const StreamSnapshot stream_before = StreamState();
   auto result = Replay(0);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
-  EXPECT_EQ(result->handled_count, 1100u);
-  EXPECT_EQ(result->pending_count, 30u);
-  EXPECT_EQ(result->truncated, 1130u - 50u);
-  ASSERT_EQ(result->messages.size(), 50u);
-  EXPECT_EQ(result->messages.front().data, "b381");
-  EXPECT_EQ(result->messages.back().data, "c30");
-  EXPECT_TRUE(result->messages[19].handled);
-  EXPECT_FALSE(result->messages[20].handled);
+  ExpectNewest50(*result, 1100, 30, "b381", "c30", 19);
   EXPECT_LE(result->messages_read, 200u);
   EXPECT_EQ(StreamState(), stream_before);
 }
