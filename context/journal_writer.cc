@@ -46,6 +46,11 @@ void JournalWriter::set_force_checkpoint(std::function<void(const std::string&)>
   force_checkpoint_ = std::move(f);
 }
 
+void JournalWriter::set_request_checkpoint(std::function<void(const std::string&)> f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  request_checkpoint_ = std::move(f);
+}
+
 void JournalWriter::Activate(const std::optional<LeaseToken>& lease, const JournalPosition& head,
                              int64_t checkpoint_sequence, int64_t tail_bytes) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -112,6 +117,7 @@ void JournalWriter::CommitLocked(std::unique_lock<std::mutex>& lock) {
   span.End();
   lock.lock();
   std::string force_reason;
+  std::string request_reason;
   if (st.ok()) {
     for (const JournalEntry& e : batch) {
       int64_t bytes = JournalEntryBytes(e);
@@ -121,9 +127,15 @@ void JournalWriter::CommitLocked(std::unique_lock<std::mutex>& lock) {
       }
     }
     durable_ = std::max(durable_, through);
-    if (durable_ - checkpointed_ >= options_.max_entries ||
-        base_tail_bytes_ + tail_bytes_ >= options_.max_bytes) {
+    const int64_t entries = durable_ - checkpointed_;
+    const int64_t bytes = base_tail_bytes_ + tail_bytes_;
+    if (entries >= options_.max_entries || bytes >= options_.max_bytes) {
       force_reason = "journal_full";
+    } else if (!checkpoint_requested_ && request_checkpoint_ &&
+               (entries >= options_.max_entries - options_.max_entries / 8 ||
+                bytes >= options_.max_bytes - options_.max_bytes / 8)) {
+      checkpoint_requested_ = true;
+      request_reason = "journal_full";
     }
   } else {
     const bool lost =
@@ -143,6 +155,13 @@ void JournalWriter::CommitLocked(std::unique_lock<std::mutex>& lock) {
              {{"agentId", options_.agent_id}, {"reason", st.ToString()}, {"from", failed_from_}});
   }
   cv_.notify_all();
+  if (!request_reason.empty()) {
+    // Waiters are released already; the checkpoint is written elsewhere, nobody waits for it.
+    auto request = request_checkpoint_;
+    lock.unlock();
+    request(request_reason);
+    lock.lock();
+  }
   if (!force_reason.empty() && force_checkpoint_) {
     // Still committing: no group commits until the checkpoint is written, so the tail stays
     // within its bound (the checkpoint includes what is pending meanwhile).
@@ -202,6 +221,7 @@ void JournalWriter::CheckpointWritten(int64_t sequence) {
   std::lock_guard<std::mutex> lock(mu_);
   if (sequence <= checkpointed_) return;
   checkpointed_ = sequence;
+  checkpoint_requested_ = false;
   durable_ = std::max(durable_, sequence);
   while (!tail_.empty() && tail_.front().first <= sequence) {
     tail_bytes_ -= tail_.front().second;
@@ -228,6 +248,7 @@ Status JournalWriter::Close() {
     if (closed_ && !flusher_.joinable()) return failed_from_ > 0 ? failure_ : OkStatus();
     closed_ = true;
     force_checkpoint_ = nullptr;  // the final checkpoint (if any) is the caller's to write
+    request_checkpoint_ = nullptr;
   }
   cv_.notify_all();
   if (flusher_.joinable()) flusher_.join();

@@ -11,8 +11,11 @@
 //
 // Until Activate (standby) and after Fence (lease lost) or a failed append (journal broken),
 // Record refuses changes, so no change is ever accepted that cannot be made durable. When the
-// tail after the newest checkpoint reaches max_entries or max_bytes, the committer asks for a
-// checkpoint (the `force_checkpoint` callback) before it lets the next group commit.
+// tail after the newest checkpoint reaches 7/8 of max_entries or max_bytes, the committer asks
+// for a checkpoint without waiting for it (the `request_checkpoint` callback: the sidecar writes
+// it on another thread, so no request waits for it); if the tail still reaches max_entries or
+// max_bytes, the committer writes one (the `force_checkpoint` callback) before it lets the next
+// group commit, so the bound holds whatever the other thread does.
 // All methods are thread-safe.
 #pragma once
 
@@ -96,6 +99,11 @@ class JournalWriter {
   // committing thread with no lock of this writer held. Set before Activate.
   void set_force_checkpoint(std::function<void(const std::string& reason)> f);
 
+  // Asks for a checkpoint without waiting for it, once per checkpoint written, when the tail
+  // reaches 7/8 of its bound; called on the committing thread with no lock of this writer held
+  // and must return at once. Optional; set before Activate.
+  void set_request_checkpoint(std::function<void(const std::string& reason)> f);
+
   // Refuses every later change with kFailedPrecondition carrying `reason`.
   void Fence(const Status& reason);
 
@@ -143,6 +151,8 @@ class JournalWriter {
   int64_t tail_bytes_ = 0;
   int64_t base_tail_bytes_ = 0;  // bytes of entries restored at Activate (not in tail_)
   std::function<void(const std::string&)> force_checkpoint_;
+  std::function<void(const std::string&)> request_checkpoint_;
+  bool checkpoint_requested_ = false;  // since the newest checkpoint
   std::thread flusher_;
 };
 

@@ -211,6 +211,8 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
     auto r = cw->WriteForced(reason);
     (void)r;  // failures are reported by the writer
   });
+  s->journal_->set_request_checkpoint(
+      [self](const std::string& reason) { self->RequestJournalCheckpoint(reason); });
   LeaseKeeperOptions lo;
   lo.agent_id = config.agent_id;
   lo.holder = MakeLeaseHolderId();
@@ -459,12 +461,18 @@ void Sidecar::PeriodicLoop() {
     int64_t now_ms = env_->NowUnixMillis();
     for (const Gate& g : context_.Gates()) {
       if (g.decision) continue;
-      auto at = Clock::now() + std::chrono::milliseconds(std::max<int64_t>(0, g.expires_at_ms - now_ms));
+      auto at =
+          Clock::now() + std::chrono::milliseconds(std::max<int64_t>(0, g.expires_at_ms - now_ms));
       wake = std::min(wake, at);
     }
-    periodic_cv_.wait_until(lock, wake);
+    if (journal_checkpoint_reason_.empty()) periodic_cv_.wait_until(lock, wake);
     if (stopping_) break;
+    const std::string journal_reason = std::exchange(journal_checkpoint_reason_, std::string());
     lock.unlock();
+    if (!journal_reason.empty()) {
+      auto r = writer_->WriteForced(journal_reason);
+      (void)r;  // failures are reported by the writer; the journal forces one at its bound
+    }
     gates_->ExpireDue();
     if (Clock::now() >= next_periodic) {
       auto r = writer_->WriteIfChanged(TriggerReason::kPeriodic);
@@ -473,6 +481,14 @@ void Sidecar::PeriodicLoop() {
     }
     lock.lock();
   }
+}
+
+void Sidecar::RequestJournalCheckpoint(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(periodic_mu_);
+    journal_checkpoint_reason_ = reason;
+  }
+  periodic_cv_.notify_all();
 }
 
 void Sidecar::OnGateResolveRequest(const NatsRequest& req) {

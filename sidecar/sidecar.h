@@ -13,13 +13,13 @@
 #include "context/checkpoint_writer.h"
 #include "context/context_state.h"
 #include "context/create_coalescer.h"
+#include "context/journal_writer.h"
 #include "http/api_router.h"
 #include "http/gate_api.h"
 #include "http/http_server.h"
 #include "nats/nats_link.h"
 #include "observability/metrics.h"
 #include "sidecar/config.h"
-#include "context/journal_writer.h"
 #include "sidecar/lease_keeper.h"
 #include "sidecar/position_cache.h"
 #include "sidecar/readiness_probe.h"
@@ -64,6 +64,8 @@ class Sidecar {
  private:
   Sidecar(const SidecarConfig& config, Env* env);
   void PeriodicLoop();
+  // The journal's early checkpoint request: the periodic thread writes it (never a request).
+  void RequestJournalCheckpoint(const std::string& reason);
   // With the lease held: seeds the context and runs the start-up restore. Once.
   void Activate(const Lease& lease);
   void OnLeaseLost(const Status& reason, bool from_renewal);
@@ -103,6 +105,7 @@ class Sidecar {
   std::mutex periodic_mu_;
   std::condition_variable periodic_cv_;
   bool stopping_ = false;
+  std::string journal_checkpoint_reason_;  // a checkpoint the journal asked for, not yet written
   std::thread periodic_;
 };
 

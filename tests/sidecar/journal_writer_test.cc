@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <condition_variable>
+#include <cstdlib>
 #include <thread>
 
 #include "context/checkpoint_writer.h"
@@ -253,6 +253,60 @@ int64_t BoundUpdates() {
   const char* v = std::getenv("AGENTCKPT_JOURNAL_BOUND_UPDATES");
   int64_t n = v != nullptr ? std::atoll(v) : 0;
   return n >= 1000 ? n : kDefaultBoundUpdates;
+}
+
+// At 7/8 of the bound the journal asks for a checkpoint without waiting for it: the update that
+// crosses it is already durable and its committer goes on. If no checkpoint comes, the bound
+// itself still forces one before the next group commits; when one comes, nothing is forced.
+TEST_F(JournalWriterTest, NearItsBoundTheJournalAsksForACheckpointWithoutWaitingForIt) {
+  JournalOptions o;
+  o.max_entries = 8;
+  Open(dir_.File("early.db"), o);
+  Metrics metrics;
+  WriterOptions wo;
+  wo.agent_id = kAgent;
+  CheckpointWriter writer(Env::Default(), store_.get(), &context_, &metrics, wo, {}, {},
+                          [](const std::string&, const json&) {});
+  writer.RequireLease([](const Status&) {});
+  writer.SetLease(lease_);
+  writer.SetJournal([this](int64_t s) { journal_->CheckpointWritten(s); }, 0);
+  std::vector<int64_t> requested_at;  // the durable sequence when each request came
+  std::vector<std::string> forced;
+  journal_->set_request_checkpoint([&](const std::string& reason) {
+    EXPECT_EQ(reason, "journal_full");
+    requested_at.push_back(journal_->durable_sequence());
+  });
+  journal_->set_force_checkpoint([&](const std::string& reason) {
+    forced.push_back(reason);
+    ASSERT_TRUE(writer.WriteForced(reason).ok());
+  });
+  Activate();
+  auto update = [&](int step) {
+    auto u = Patch(step);
+    ASSERT_TRUE(u.ok()) << u.status().ToString();
+    auto ack = journal_->Await(u->journal_sequence);
+    ASSERT_TRUE(ack.ok() && ack->durable);
+  };
+  for (int i = 1; i <= 6; ++i) update(i);
+  EXPECT_TRUE(requested_at.empty());
+  update(7);  // 7 of 8: asked for, once, after the entry was durable
+  EXPECT_EQ(requested_at, (std::vector<int64_t>{7}));
+  EXPECT_TRUE(forced.empty());
+  update(8);  // nobody wrote the checkpoint asked for: the bound forces one
+  EXPECT_EQ(requested_at.size(), 1u);
+  EXPECT_EQ(forced, (std::vector<std::string>{"journal_full"}));
+  EXPECT_EQ(journal_->Lag().entries_since_checkpoint, 0);
+  // Now the checkpoint asked for is written each time (here by the test, as the sidecar's
+  // periodic thread does): the tail never reaches the bound and nothing is forced again.
+  for (int i = 9; i <= 40; ++i) {
+    update(i);
+    if (requested_at.size() > 1 && requested_at.back() == i) {
+      ASSERT_TRUE(writer.WriteForced("journal_full").ok());
+    }
+  }
+  EXPECT_EQ(requested_at, (std::vector<int64_t>{7, 15, 22, 29, 36}));
+  EXPECT_EQ(forced.size(), 1u);
+  EXPECT_EQ(Restored(), context_.ToJson());
 }
 
 TEST_F(JournalWriterTest, OneHundredThousandUpdatesNeverGrowTheJournalPastItsBound) {

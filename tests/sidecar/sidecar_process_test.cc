@@ -109,6 +109,35 @@ TEST_F(SidecarProcessTest, PeriodicWritesOnlyWhenSomethingChanged) {
   EXPECT_EQ(ListCheckpoints().size(), 2u);
 }
 
+// Near its bound (7 of CKPT_JOURNAL_MAX_ENTRIES 8) the journal asks for a checkpoint, and the
+// sidecar's own thread writes it (trigger periodic, reason journal_full): no request carries it,
+// and the tail never reaches the bound.
+TEST_F(SidecarProcessTest, NearItsBoundTheJournalIsCheckpointedBesideTheRequests) {
+  auto sidecar = StartSidecar({{"CKPT_JOURNAL_MAX_ENTRIES", "8"}});
+  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
+            200);  // the new task: a task_phase_change checkpoint including this entry
+  json created = NextEvent();
+  ASSERT_TRUE(created.is_object());
+  EXPECT_EQ(created["data"]["trigger"], "task_phase_change");
+  for (int i = 1; i <= 6; ++i) {
+    const std::string patch = R"({"activeTask":{"progress":)" + std::to_string(10 + i) + "}}";
+    ASSERT_EQ(HttpCall(port_, "PATCH", "/v1/context", patch).status, 200);
+  }
+  EXPECT_EQ(ListCheckpoints().size(), 1u);  // 6 entries since: nothing asked for yet
+  ASSERT_EQ(HttpCall(port_, "PATCH", "/v1/context", R"({"activeTask":{"progress":17}})").status,
+            200);
+  json early = NextEvent(10000);
+  ASSERT_TRUE(early.is_object()) << "no checkpoint after 7 of 8 entries";
+  EXPECT_EQ(early["data"]["trigger"], "periodic");
+  EXPECT_EQ(early["data"]["reason"], "journal_full");
+  auto list = ListCheckpoints();
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(TriggerReasonName(list.front().trigger_reason), "periodic");
+  auto metrics = HttpCall(port_, "GET", "/metrics", "");
+  EXPECT_NE(metrics.body.find("agentckpt_journal_entries_since_checkpoint 0"), std::string::npos)
+      << metrics.body.substr(0, 2000);
+}
+
 TEST_F(SidecarProcessTest, SigtermWritesPublishesAndExitsWithinFiveSeconds) {
   auto sidecar = StartSidecar();
   ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
