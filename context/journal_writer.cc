@@ -154,24 +154,28 @@ void JournalWriter::CommitLocked(std::unique_lock<std::mutex>& lock) {
     LogError("journal append failed",
              {{"agentId", options_.agent_id}, {"reason", st.ToString()}, {"from", failed_from_}});
   }
+  // One wake-up of the waiters per commit: those now durable return, and unless a checkpoint
+  // must be forced first, one of the others becomes the next committer at once.
+  const bool force = !force_reason.empty() && force_checkpoint_;
+  if (!force) committing_ = false;
   cv_.notify_all();
   if (!request_reason.empty()) {
-    // Waiters are released already; the checkpoint is written elsewhere, nobody waits for it.
+    // The checkpoint is written elsewhere; nobody waits for it.
     auto request = request_checkpoint_;
     lock.unlock();
     request(request_reason);
     lock.lock();
   }
-  if (!force_reason.empty() && force_checkpoint_) {
+  if (force) {
     // Still committing: no group commits until the checkpoint is written, so the tail stays
     // within its bound (the checkpoint includes what is pending meanwhile).
-    auto force = force_checkpoint_;
+    auto force_checkpoint = force_checkpoint_;
     lock.unlock();
-    force(force_reason);
+    force_checkpoint(force_reason);
     lock.lock();
+    committing_ = false;
+    cv_.notify_all();
   }
-  committing_ = false;
-  cv_.notify_all();
 }
 
 StatusOr<JournalAck> JournalWriter::Await(int64_t sequence) {
