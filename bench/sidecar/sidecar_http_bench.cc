@@ -46,6 +46,16 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(i, v.size() - 1)];
 }
 
+// The client's round trips and the sidecar's own durationMs: p50, p99 and max.
+void PrintLatencies(const std::vector<double>& client_ms, const std::vector<double>& server_ms) {
+  std::printf("  client round trip: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
+              Percentile(client_ms, 0.50), Percentile(client_ms, 0.99),
+              *std::max_element(client_ms.begin(), client_ms.end()));
+  std::printf("  sidecar durationMs: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
+              Percentile(server_ms, 0.50), Percentile(server_ms, 0.99),
+              *std::max_element(server_ms.begin(), server_ms.end()));
+}
+
 long RssKb(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -180,12 +190,7 @@ int main(int argc, char** argv) {
   }
   std::printf("POST /v1/checkpoints -> 201, 16k fixture (checkpoint %lld bytes), %d calls\n",
               static_cast<long long>(size), calls);
-  std::printf("  client round trip: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
-              Percentile(client_ms, 0.50), Percentile(client_ms, 0.99),
-              *std::max_element(client_ms.begin(), client_ms.end()));
-  std::printf("  sidecar durationMs: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
-              Percentile(server_ms, 0.50), Percentile(server_ms, 0.99),
-              *std::max_element(server_ms.begin(), server_ms.end()));
+  PrintLatencies(client_ms, server_ms);
   TimeSplit split_cpp = TimeSplit::Read(port);
   split_cpp.PrintSince(split_start);
 
@@ -211,12 +216,7 @@ int main(int argc, char** argv) {
     std::vector<double> node_server = j["serverMs"].get<std::vector<double>>();
     std::printf("Node client, %s (keep-alive), %d calls\n",
                 std::string(transport) == "fetch" ? "fetch" : "node:http", calls);
-    std::printf("  client round trip: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
-                Percentile(node_client, 0.50), Percentile(node_client, 0.99),
-                *std::max_element(node_client.begin(), node_client.end()));
-    std::printf("  sidecar durationMs: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
-                Percentile(node_server, 0.50), Percentile(node_server, 0.99),
-                *std::max_element(node_server.begin(), node_server.end()));
+    PrintLatencies(node_client, node_server);
     TimeSplit split_node = TimeSplit::Read(port);
     split_node.PrintSince(split_prev);
     split_prev = split_node;
