@@ -6,7 +6,8 @@
 //      The same from a Node client (node_checkpoint_client.mjs, keep-alive: fetch, then node:http)
 //      when node is on PATH. After each client, where the sidecar's time went: how many checkpoints
 //      and how many store puts (SQLite commit + fsync) took over 1 ms and over 2.5 ms (from
-//      /metrics).
+//      /metrics). Then the Node client's GET /healthz through the same transport (no store
+//      work): the client's own share of a round trip.
 //   2. Idle: resident set size and CPU time used over a few seconds with no requests.
 // Usage: sidecar_http_bench [calls] [idle_seconds]
 #include <cpprest/http_client.h>
@@ -219,6 +220,13 @@ int main(int argc, char** argv) {
     PrintLatencies(node_client, node_server);
     TimeSplit split_node = TimeSplit::Read(port);
     split_node.PrintSince(split_prev);
+    if (j.contains("healthzMs") && !j["healthzMs"].empty()) {
+      std::vector<double> healthz = j["healthzMs"].get<std::vector<double>>();
+      std::printf("  the same client's GET /healthz (no store work), %zu calls: p50 %.3f ms  "
+                  "p99 %.3f ms  max %.3f ms\n",
+                  healthz.size(), Percentile(healthz, 0.50), Percentile(healthz, 0.99),
+                  *std::max_element(healthz.begin(), healthz.end()));
+    }
     split_prev = split_node;
   }
 
