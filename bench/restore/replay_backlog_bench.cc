@@ -3,10 +3,13 @@
 // messages on the agent's subject after the checkpoint (the durable's ack floor 30 messages
 // before the end: 30 pending, the rest handled). Dry runs (no status write, no event), so every
 // run restores the same state. The backlogs are restored in turn (one restore of each per round),
-// so the machine's changing load weighs on all three alike. Prints totalMs and replayMs
-// p50/p90/p99 per backlog and the ratio of the largest to the smallest totalMs p99.
+// so the machine's changing load weighs on all three alike, in an order shuffled anew each round
+// (--seed): in a fixed order each backlog would always follow the same one, and whatever a restore
+// leaves behind (the nats-server deleting its replay consumers, the client's buffers) would always
+// land on the same next one. Prints totalMs and replayMs p50/p90/p99 per backlog and the ratio of
+// the largest to the smallest totalMs p99.
 //
-//   build/bin/replay_backlog_bench [--runs N]      (default 200 runs per backlog)
+//   build/bin/replay_backlog_bench [--runs N] [--seed N]  (default 200 runs per backlog)
 #include <nats/nats.h>
 
 #include <algorithm>
@@ -14,6 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -91,7 +96,7 @@ Status CreateDurableAt(jsCtx* js, const std::string& stream, const std::string& 
   return OkStatus();
 }
 
-int Run(int runs) {
+int Run(int runs, unsigned seed) {
   testing::NatsServerProcess nats;
   auto client = testing::JetStreamTestClient::Connect(nats.url());
   if (!client.ok()) return Fail(client.status().ToString());
@@ -101,8 +106,9 @@ int Run(int runs) {
 
   std::printf(
       "Restorer dry runs: SQLite store, 16k reference checkpoint, %d runs per backlog, "
-      "CKPT_REPLAY_MAX 50, deadline 5000 ms, nats-server on loopback, backlogs in turn\n",
-      runs);
+      "CKPT_REPLAY_MAX 50, deadline 5000 ms, nats-server on loopback, backlogs in turn in an "
+      "order shuffled each round (seed %u)\n",
+      runs, seed);
   // The three backlogs are set up first, then restored in turn (one restore of each per round),
   // so that the machine's load, which varies over the run, weighs on the three alike.
   const std::vector<int> backlogs = {50, 10000, 100000};
@@ -146,8 +152,12 @@ int Run(int runs) {
   }
 
   std::vector<Latencies> total(backlogs.size()), replay_phase(backlogs.size());
+  std::mt19937 random(seed);
+  std::vector<size_t> order(backlogs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
   for (int i = 0; i < runs + 5; ++i) {  // the first 5 rounds warm up
-    for (size_t b = 0; b < backlogs.size(); ++b) {
+    std::shuffle(order.begin(), order.end(), random);
+    for (size_t b : order) {
       auto r = restorers[b]->Run(agents[b]);
       if (!r.ok()) return Fail(r.status().ToString());
       if (!r->replay_error.empty() || r->replayed != 50 || r->pending != 30 ||
@@ -176,8 +186,10 @@ int Run(int runs) {
 
 int main(int argc, char** argv) {
   int runs = 200;
+  unsigned seed = 20261126;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seed")) seed = static_cast<unsigned>(std::atoll(argv[i + 1]));
   }
-  return agentckpt::bench::Run(runs);
+  return agentckpt::bench::Run(runs, seed);
 }
