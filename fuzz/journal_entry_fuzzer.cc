@@ -2,13 +2,14 @@
 // nothing crashes or leaks; an entry that decodes re-encodes to bytes that decode to the same
 // entry; a fold of it never applies an entry that does not verify, and never fails; the fast
 // JSON parser the journal uses (checkpoint/json_value.h) gives the same value as nlohmann's own
-// parser whenever both accept the text.
+// parser whenever both accept the text; the stored form written directly (EncodeJournalEntry)
+// is byte for byte the library's (EncodeJournalEntryWithLibrary), for any bytes as payload and id.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 #include "checkpoint/json_value.h"
 #include "journal/journal_entry.h"
@@ -33,8 +34,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (fast.ok() && !reference.is_discarded()) {
     Require(*fast == reference, "ParseJsonValue(x) == nlohmann::json::parse(x)");
   }
+  JournalEntry raw;
+  raw.agent_id = std::string(text.substr(0, text.size() % 17));
+  raw.payload = std::string(text);
+  raw.sequence = static_cast<int64_t>(size) - 3;
+  raw.sha256 = std::string(text.substr(text.size() / 2));
+  Require(EncodeJournalEntry(raw) == EncodeJournalEntryWithLibrary(raw),
+          "EncodeJournalEntry(x) == EncodeJournalEntryWithLibrary(x)");
   auto entry = DecodeJournalEntry(text);
   if (!entry.ok()) return 0;
+  Require(EncodeJournalEntry(*entry) == EncodeJournalEntryWithLibrary(*entry),
+          "the stored form of a decoded entry is the library's");
   auto again = DecodeJournalEntry(EncodeJournalEntry(*entry));
   Require(again.ok() && *again == *entry, "decode(encode(x)) == x");
   // Sealed as it is, the entry verifies; the fold applies it only if it links and applies.

@@ -68,6 +68,10 @@ Status VerifyJournalEntry(const JournalEntry& e);
 // "sha256","timestamp","v":1}.
 std::string EncodeJournalEntry(const JournalEntry& e);
 
+// The same stored form built through nlohmann::json: what EncodeJournalEntry falls back to for a
+// string that is not well-formed UTF-8 (replaced with U+FFFD), and its reference in tests.
+std::string EncodeJournalEntryWithLibrary(const JournalEntry& e);
+
 // Parses the stored form strictly (unknown or missing fields, wrong types, bad hashes' shape).
 // Does not verify the hash (VerifyJournalEntry does). kDataLoss naming the problem. Never throws.
 StatusOr<JournalEntry> DecodeJournalEntry(std::string_view text);

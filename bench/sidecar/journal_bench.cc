@@ -3,8 +3,8 @@
 //      (CKPT_DURABILITY=sync, SQLite) over localhost from two C++ clients, each on one kept-alive
 //      connection: a plain synchronous Boost.Beast client and cpprestsdk's http_client.
 //   2. The store append alone (SqliteStore::AppendJournal, one 1 KB entry) against the disk's
-//      fsync floor (write 4 KB + fsync on a file in the same directory), measured in the same run,
-//      and a bare SQLite append of the same size (bare_sqlite_append.h): SQLite's own minimum.
+//      fsync floor (write 4 KB + fsync on a file in the same directory) and a bare SQLite append of
+//      the same size (SQLite's own minimum), measured in alternation (append_vs_floor.h).
 //   3. 8 concurrent clients sending PATCHes in sync mode: durable updates per second (each
 //      client kind in turn).
 //   4. Restore (Restorer, no replay) with a 1,000-entry journal tail: totalMs.
@@ -13,7 +13,6 @@
 //      key (a replay: checked to write nothing to the store).
 // Usage: journal_bench [calls] [dir]   (dir: where the store files go; default a temp dir)
 #include <cpprest/http_client.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,9 +31,8 @@
 #include "bench/common/journal_tail.h"
 #include "bench/common/keepalive_client.h"
 #include "bench/common/percentiles.h"
-#include "bench/sidecar/bare_sqlite_append.h"
+#include "bench/sidecar/append_vs_floor.h"
 #include "checkpoint/canonical.h"
-#include "journal/journal_entry.h"
 #include "restore/restorer.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tests/sidecar/sidecar_process.h"
@@ -44,10 +42,13 @@
 
 namespace {
 
+using agentckpt::bench::AppendFigures;
 using agentckpt::bench::DraftText;
 using agentckpt::bench::Latencies;
 using agentckpt::bench::MakeJournalTail;
+using agentckpt::bench::MeasureAppendVsFloor;
 using agentckpt::bench::MicrosSince;
+using agentckpt::bench::PrintAppendFigures;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 namespace http = web::http;
@@ -101,37 +102,6 @@ std::string ToolCallBody(int i) {
 }
 
 bool Durable(const json& j) { return j.is_object() && j.value("durable", false); }
-
-void FsyncFloor(const std::string& path, int n, Latencies* out) {
-  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
-  std::string block(4096, 'x');
-  for (int i = 0; i < n + 20; ++i) {
-    auto start = Clock::now();
-    if (::pwrite(fd, block.data(), block.size(), static_cast<off_t>(i % 64) * 4096) < 0 ||
-        ::fsync(fd) != 0) {
-      std::perror("fsync floor");
-      break;
-    }
-    if (i >= 20) out->Add(MicrosSince(start));
-  }
-  ::close(fd);
-  ::unlink(path.c_str());
-}
-
-agentckpt::JournalEntry Entry(const std::string& agent, int64_t seq, std::string* prev,
-                              const std::string& payload) {
-  agentckpt::JournalEntry e;
-  e.agent_id = agent;
-  e.sequence = seq;
-  e.epoch = 1;
-  e.kind = agentckpt::JournalKind::kContextPatch;
-  e.payload = payload;
-  e.timestamp_ms = 1700000000000 + seq;
-  e.prev_sha256 = *prev;
-  agentckpt::SealJournalEntry(&e);
-  *prev = e.sha256;
-  return e;
-}
 
 }  // namespace
 
@@ -320,78 +290,14 @@ int main(int argc, char** argv) {
   }
   sidecar.Signal(SIGTERM);
 
-  // 2. The store append alone vs the fsync floor, in the same directory: on a new store file
-  // (its WAL file grows with each commit, and an fdatasync that changes a file's size costs
-  // about twice one that does not), then once the WAL has reached its steady size (a sidecar
-  // that has run a while: SQLite starts the WAL over after a checkpoint and overwrites it).
-  Latencies floor, fresh, steady;
-  FsyncFloor(dir + "/fsync-probe", calls, &floor);
-  int wal_growth_appends = 0;
-  {
-    const std::string db = dir + "/append.db";
-    auto store = SqliteStore::Open(db);
-    if (!store.ok()) return 1;
-    std::string prev = kJournalGenesisSha256;
-    const std::string payload =
-        json{{"contextSummary", {{"draftContent", DraftText(0, 1000)}}}}.dump();
-    int seq = 0;
-    auto append = [&]() -> double {
-      std::vector<JournalEntry> one = {Entry("bench-append", ++seq, &prev, payload)};
-      auto start = Clock::now();
-      if (!(*store)->AppendJournal("bench-append", one, std::nullopt).ok()) return -1;
-      return MicrosSince(start);
-    };
-    for (int i = 0; i < calls + 20; ++i) {
-      double us = append();
-      if (us < 0) return 1;
-      if (i >= 20) fresh.Add(us);
-    }
-    // Until the WAL file stops growing for 500 appends in a row (bounded).
-    auto wal_size = [&] {
-      struct stat st {};
-      return ::stat((db + "-wal").c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
-    };
-    int64_t size = wal_size();
-    for (int quiet = 0; quiet < 500 && wal_growth_appends < 50000; ++wal_growth_appends) {
-      if (append() < 0) return 1;
-      int64_t now = wal_size();
-      quiet = now > size ? 0 : quiet + 1;
-      size = now;
-    }
-    for (int i = 0; i < calls; ++i) {
-      double us = append();
-      if (us < 0) return 1;
-      steady.Add(us);
-    }
-  }
-  // The bare SQLite reference, the same entry size, after as many appends as the store's
-  // steady figure came after (so its WAL is at its steady size too).
-  Latencies bare;
-  std::string genesis = kJournalGenesisSha256;
-  const int entry_size = static_cast<int>(
-      EncodeJournalEntry(
-          Entry("bench-append", 1, &genesis,
-                json{{"contextSummary", {{"draftContent", DraftText(0, 1000)}}}}.dump()))
-          .size());
-  if (!BareSqliteAppend(dir + "/bare.db", calls + 20 + wal_growth_appends, calls, entry_size,
-                        &bare)) {
+  // 2. The store append alone vs the fsync floor and a bare SQLite append (append_vs_floor.h).
+  AppendFigures appends;
+  if (!MeasureAppendVsFloor(dir, calls,
+                            json{{"contextSummary", {{"draftContent", DraftText(0, 1000)}}}}.dump(),
+                            &appends)) {
     return 1;
   }
-  std::printf(
-      "\n[2] store append alone (SqliteStore::AppendJournal, 1 entry of ~1 KB) vs fsync floor\n");
-  floor.Print("fsync floor (pwrite 4 KB + fsync)");
-  fresh.Print("AppendJournal, new store file");
-  steady.Print("AppendJournal, WAL at its steady size");
-  std::printf(
-      "%-40s %.2fx the fsync floor at p50 (new file), %.2fx (steady; after %d more "
-      "appends)\n",
-      "ratio", fresh.Percentile(50) / floor.Percentile(50),
-      steady.Percentile(50) / floor.Percentile(50), wal_growth_appends);
-  bare.Print("bare SQLite append, same size, steady");
-  std::printf(
-      "%-40s %.2fx the fsync floor at p50 (%d-byte entries; the store's append is %.2fx it)\n",
-      "ratio, bare SQLite", bare.Percentile(50) / floor.Percentile(50), entry_size,
-      steady.Percentile(50) / bare.Percentile(50));
+  PrintAppendFigures(&appends);
 
   // 4. Restore with a 1,000-entry tail.
   {

@@ -1,7 +1,9 @@
 // The journal's entry format, hash chain and fold.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "checkpoint/checkpoint_json.h"
 #include "journal/journal_entry.h"
@@ -48,6 +50,38 @@ json ToolCall(const std::string& name) {
   return {{"toolName", name},    {"timestamp", "2026-01-01T00:00:00.000Z"},
           {"inputSummary", "i"}, {"outputSummary", "o"},
           {"durationMs", 5},     {"success", true}};
+}
+
+// The stored form is written directly (journal_entry.cc); the library's encoding of the same
+// object is the reference, byte for byte, for every kind and for payloads that need escaping.
+TEST(JournalEntryTest, TheStoredFormIsTheLibrarysEncodingByteForByte) {
+  Chain c;
+  const std::vector<json> payloads = {
+      json::object(),
+      {{"contextSummary", {{"draftContent", "quote \" backslash \\ slash / tab \t nl \n"}}}},
+      {{"contextSummary", {{"draftContent", std::string("ctl \x01\x08\x0c\x0d\x1f\x7f end")}}}},
+      {{"contextSummary", {{"draftContent", "CJK \u4e2d\u6587, emoji \U0001F600, BOM \ufeff"}}}},
+      ToolCall("search \"quoted\""),
+  };
+  int kind = 0;
+  for (const json& p : payloads) {
+    for (int k = 0; k < 9; ++k, ++kind) {
+      JournalEntry e = c.Add(static_cast<JournalKind>(kind % 9), p);
+      EXPECT_EQ(EncodeJournalEntry(e), EncodeJournalEntryWithLibrary(e)) << e.payload;
+    }
+  }
+  JournalEntry big = c.Add(JournalKind::kContextPut, json::object());
+  big.sequence = INT64_MAX;
+  big.epoch = -1;
+  big.timestamp_ms = INT64_MIN;
+  EXPECT_EQ(EncodeJournalEntry(big), EncodeJournalEntryWithLibrary(big));
+  // Not well-formed UTF-8: the library's encoding (the bad byte replaced), which still decodes.
+  JournalEntry bad = c.Add(JournalKind::kContextPatch, json::object());
+  bad.payload = "{\"x\":\"a\xff\"}";
+  EXPECT_EQ(EncodeJournalEntry(bad), EncodeJournalEntryWithLibrary(bad));
+  auto back = DecodeJournalEntry(EncodeJournalEntry(bad));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->payload, "{\"x\":\"a\xef\xbf\xbd\"}");
 }
 
 TEST(JournalEntryTest, SealVerifyEncodeDecodeRoundTrip) {
