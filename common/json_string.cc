@@ -27,7 +27,6 @@ constexpr std::array<char, 256> kEscape = EscapeTable();
 
 bool AppendJsonString(std::string_view s, std::string* out) {
   if (!IsValidUtf8(s)) return false;
-  out->reserve(out->size() + s.size() + 2);
   out->push_back('"');
   size_t run = 0;  // start of the bytes not yet copied
   for (size_t i = 0; i < s.size(); ++i) {
