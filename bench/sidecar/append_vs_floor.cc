@@ -61,13 +61,12 @@ class BareAppender {
     return sqlite3_open(path.c_str(), &db_) == SQLITE_OK && Exec("PRAGMA journal_mode=WAL") &&
            Exec("PRAGMA synchronous=FULL") &&
            Exec(
-               "CREATE TABLE journal (row_id INTEGER PRIMARY KEY, agent_id TEXT NOT NULL, "
-               "sequence INTEGER NOT NULL, size_bytes INTEGER NOT NULL, entry BLOB NOT NULL, "
-               "UNIQUE (agent_id, sequence))") &&
+               "CREATE TABLE journal (entry_key INTEGER PRIMARY KEY, agent_id TEXT NOT NULL, "
+               "sequence INTEGER NOT NULL, size_bytes INTEGER NOT NULL, entry BLOB NOT NULL)") &&
            Prepare("BEGIN IMMEDIATE", &begin_) && Prepare("COMMIT", &commit_) &&
            Prepare(
-               "INSERT INTO journal (agent_id, sequence, size_bytes, entry) "
-               "VALUES ('bench-bare', ?, ?, ?)",
+               "INSERT INTO journal (entry_key, agent_id, sequence, size_bytes, entry) "
+               "VALUES (1099511627776 + ?1, 'bench-bare', ?1, ?2, ?3)",
                &insert_);
   }
   double Once() {

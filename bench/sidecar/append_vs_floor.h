@@ -1,6 +1,7 @@
 // Figure [2] of journal_bench: the store's journal append alone against the disk's fsync floor,
 // and against a bare SQLite append of the same size (the least a durable SQLite append costs on
-// the disk: one INSERT per transaction into a table of the journal's shape, through the raw
+// the disk: one INSERT per transaction into a table of the journal's shape (rows keyed by slot and
+// sequence, schema version 5, so one b-tree page per append), through the raw
 // sqlite3 API with prepared statements, WAL and synchronous=FULL as the store opens its file,
 // and nothing else: no fencing read, no entry encoding).
 //

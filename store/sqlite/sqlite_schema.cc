@@ -71,11 +71,38 @@ DROP TABLE journal;
 ALTER TABLE journal_v4 RENAME TO journal;
 )sql";
 
+// Version 5: one b-tree per append. The row's key is the agent's journal slot (a small number
+// given to the agent at its first append, unique in the file) times 2^40 plus the entry's
+// sequence, so an agent's entries are one contiguous key range of the table itself and the
+// (agent_id, sequence) index is gone: an append writes the table's leaf and nothing else, where
+// version 4 also wrote an index page (one 4 KB WAL frame fewer per synced append). agent_id and
+// sequence stay as columns, checked on every read. Journal rows of an agent without a record
+// get one first, so the copy drops nothing.
+constexpr char kV5[] = R"sql(
+INSERT OR IGNORE INTO agents (agent_id) SELECT DISTINCT agent_id FROM journal;
+ALTER TABLE agents ADD COLUMN journal_slot INTEGER;
+UPDATE agents SET journal_slot = rowid;
+CREATE UNIQUE INDEX agents_by_journal_slot ON agents (journal_slot);
+CREATE TABLE journal_v5 (
+  entry_key   INTEGER PRIMARY KEY,
+  agent_id    TEXT    NOT NULL,
+  sequence    INTEGER NOT NULL,
+  size_bytes  INTEGER NOT NULL,
+  entry       BLOB    NOT NULL
+);
+INSERT INTO journal_v5 (entry_key, agent_id, sequence, size_bytes, entry)
+  SELECT a.journal_slot * 1099511627776 + j.sequence, j.agent_id, j.sequence, j.size_bytes, j.entry
+  FROM journal j JOIN agents a ON a.agent_id = j.agent_id ORDER BY 1;
+DROP TABLE journal;
+ALTER TABLE journal_v5 RENAME TO journal;
+)sql";
+
 const Migration kMigrations[] = {
     {1, "checkpoints and agents tables", kV1},
     {2, "agent writer lease", kV2},
     {3, "write-ahead journal", kV3},
     {4, "journal as a rowid table", kV4},
+    {5, "journal keyed by agent slot and sequence", kV5},
 };
 
 }  // namespace

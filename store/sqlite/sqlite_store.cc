@@ -4,13 +4,24 @@
 
 #include <filesystem>
 #include <limits>
+#include <mutex>
 
 #include "common/ids.h"
 #include "common/status_macros.h"
 #include "store/sqlite/sqlite_schema.h"
 
 namespace agentckpt {
-namespace {}  // namespace
+namespace {
+
+// SQLite keeps allocation statistics by default, taking a process-wide mutex on every malloc and
+// free; nothing here reads them. Only possible before SQLite initialises (the first open in the
+// process): if something opened a database earlier, SQLITE_MISUSE leaves the default in place.
+void TurnOffSqliteMemoryStatistics() {
+  static std::once_flag once;
+  std::call_once(once, [] { (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+}
+
+}  // namespace
 
 Status SqliteStore::Error(const char* what, int rc) const {
   std::string msg = std::string(what) + ": " + sqlite3_errstr(rc);
@@ -45,6 +56,7 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
     if (ec)
       return UnavailableError("cannot create directory " + parent.string() + ": " + ec.message());
   }
+  TurnOffSqliteMemoryStatistics();
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
               (options.create_if_missing ? SQLITE_OPEN_CREATE : 0);

@@ -102,7 +102,7 @@ class SqliteStore final : public LeaseRecordStore {
   StatusOr<int64_t> CompactJournalLocked(const std::string& agent_id, int64_t through);
   sqlite3_stmt* journal_head_ = nullptr;
   sqlite3_stmt* journal_insert_ = nullptr;
-  sqlite3_stmt* journal_register_ = nullptr;
+  sqlite3_stmt* journal_assign_slot_ = nullptr;
   sqlite3_stmt* journal_read_ = nullptr;
   sqlite3_stmt* journal_stats_ = nullptr;
   sqlite3_stmt* journal_raise_ = nullptr;

@@ -34,12 +34,13 @@ TEST(SqliteStoreTest, OpenCreatesParentDirectoriesAndRecordsTheSchema) {
   EXPECT_EQ(store->path(), path);
   auto version = store->SchemaVersion();
   STORE_ASSERT_OK(version);
-  // 1: checkpoints and agents, 2: the writer lease, 3: the journal, 4: the journal's rowid layout
-  EXPECT_EQ(*version, 4);
+  // 1: checkpoints and agents, 2: the writer lease, 3: the journal, 4: the journal's rowid
+  // layout, 5: the journal keyed by agent slot and sequence
+  EXPECT_EQ(*version, 5);
 
   RawSqlite raw(path);
-  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 4);
-  EXPECT_EQ(raw.QueryInt("SELECT max(version) FROM schema_migrations"), 4);
+  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 5);
+  EXPECT_EQ(raw.QueryInt("SELECT max(version) FROM schema_migrations"), 5);
   EXPECT_FALSE(raw.QueryText("SELECT description FROM schema_migrations").empty());
   EXPECT_GT(raw.QueryInt("SELECT applied_at_ms FROM schema_migrations"), 0);
   EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM sqlite_master WHERE name IN "
@@ -67,7 +68,7 @@ TEST(SqliteStoreTest, ReopeningKeepsDataAndDoesNotMigrateAgain) {
   EXPECT_EQ(agent->status, "stopped");
   EXPECT_EQ(agent->last_sequence, sealed.doc.sequence_number);
   RawSqlite raw(path);
-  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 4);
+  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 5);
 }
 
 TEST(SqliteStoreTest, AFileFromANewerVersionIsRefused) {
@@ -196,7 +197,7 @@ TEST(SqliteStoreTest, SimultaneousFirstOpensAllSucceed) {
           << "round " << round << ", opener " << i << ": " << results[i].ToString();
     }
     RawSqlite raw(path);
-    EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 4);
+    EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM schema_migrations"), 5);
     EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM checkpoints"), kOpeners);
   }
 }
@@ -233,7 +234,9 @@ TEST(SqliteStoreTest, AVersionOneFileMigratesToTheLeaseSchemaKeepingItsData) {
     // Take the file back to version 1: no journal, the agents table without the lease columns.
     RawSqlite raw(path);
     ASSERT_TRUE(raw.Exec("DROP TABLE journal"));
-    ASSERT_TRUE(raw.Exec("DELETE FROM schema_migrations WHERE version = 4"));
+    ASSERT_TRUE(raw.Exec("DROP INDEX agents_by_journal_slot"));
+    ASSERT_TRUE(raw.Exec("ALTER TABLE agents DROP COLUMN journal_slot"));
+    ASSERT_TRUE(raw.Exec("DELETE FROM schema_migrations WHERE version IN (4, 5)"));
     ASSERT_TRUE(raw.Exec("ALTER TABLE agents DROP COLUMN journal_last_sequence"));
     ASSERT_TRUE(raw.Exec("DELETE FROM schema_migrations WHERE version = 3"));
     ASSERT_TRUE(raw.Exec("ALTER TABLE agents DROP COLUMN lease_holder"));
@@ -245,7 +248,7 @@ TEST(SqliteStoreTest, AVersionOneFileMigratesToTheLeaseSchemaKeepingItsData) {
   ASSERT_NE(store, nullptr);
   auto version = store->SchemaVersion();
   STORE_ASSERT_OK(version);
-  EXPECT_EQ(*version, 4);
+  EXPECT_EQ(*version, 5);
   auto agent = store->GetAgent("agent-a");
   STORE_ASSERT_OK(agent);
   EXPECT_EQ(agent->last_sequence, 1);
@@ -255,7 +258,7 @@ TEST(SqliteStoreTest, AVersionOneFileMigratesToTheLeaseSchemaKeepingItsData) {
   EXPECT_EQ(lease->epoch, 1);
 }
 
-TEST(SqliteStoreTest, AVersionThreeJournalMigratesToTheRowidLayoutKeepingItsEntries) {
+TEST(SqliteStoreTest, AVersionThreeJournalMigratesToTheCurrentLayoutKeepingItsEntries) {
   TempDir dir;
   const std::string path = dir.File("v3.db");
   std::vector<JournalEntry> entries;
@@ -285,7 +288,8 @@ TEST(SqliteStoreTest, AVersionThreeJournalMigratesToTheRowidLayoutKeepingItsEntr
         " WITHOUT ROWID;"
         "INSERT INTO journal_v3 SELECT agent_id, sequence, size_bytes, entry FROM journal;"
         "DROP TABLE journal; ALTER TABLE journal_v3 RENAME TO journal;"
-        "DELETE FROM schema_migrations WHERE version = 4"));
+        "DROP INDEX agents_by_journal_slot; ALTER TABLE agents DROP COLUMN journal_slot;"
+        "DELETE FROM schema_migrations WHERE version IN (4, 5)"));
     ASSERT_NE(
         raw.QueryText("SELECT sql FROM sqlite_master WHERE name = 'journal'").find("WITHOUT ROWID"),
         std::string::npos);
@@ -294,7 +298,7 @@ TEST(SqliteStoreTest, AVersionThreeJournalMigratesToTheRowidLayoutKeepingItsEntr
   ASSERT_NE(store, nullptr);
   auto version = store->SchemaVersion();
   STORE_ASSERT_OK(version);
-  EXPECT_EQ(*version, 4);
+  EXPECT_EQ(*version, 5);
   auto read = store->ReadJournal("agent-a", 0);
   STORE_ASSERT_OK(read);
   ASSERT_EQ(read->size(), entries.size());
@@ -310,9 +314,94 @@ TEST(SqliteStoreTest, AVersionThreeJournalMigratesToTheRowidLayoutKeepingItsEntr
   RawSqlite raw(path);
   const std::string sql = raw.QueryText("SELECT sql FROM sqlite_master WHERE name = 'journal'");
   EXPECT_EQ(sql.find("WITHOUT ROWID"), std::string::npos) << sql;
-  EXPECT_NE(sql.find("row_id"), std::string::npos) << sql;
-  EXPECT_NE(sql.find("UNIQUE (agent_id, sequence)"), std::string::npos) << sql;
+  EXPECT_NE(sql.find("entry_key   INTEGER PRIMARY KEY"), std::string::npos) << sql;
+  EXPECT_EQ(sql.find("UNIQUE"), std::string::npos) << sql;
   EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM journal"), 6);
+}
+
+// Version 4 (a rowid table with an (agent_id, sequence) index) to version 5 (rows keyed by the
+// agent's slot and the sequence): two agents' interleaved entries, one of the agents without a
+// record in the agents table, all kept, each agent's journal read, appended to and compacted on
+// its own afterwards.
+TEST(SqliteStoreTest, AVersionFourJournalMigratesToSlotKeysKeepingEveryAgentsEntries) {
+  TempDir dir;
+  const std::string path = dir.File("v4.db");
+  std::vector<JournalEntry> a = JournalChain("agent-a", 1, 4, 0);
+  std::vector<JournalEntry> b = JournalChain("agent-b", 1, 3, 0);
+  {
+    auto store = OpenOrFail(path);
+    ASSERT_NE(store, nullptr);
+    for (size_t i = 0; i < a.size(); ++i) {  // interleaved: a1 b1 a2 b2 ...
+      STORE_ASSERT_OK(store->AppendJournal("agent-a", {a[i]}, std::nullopt));
+      if (i < b.size()) STORE_ASSERT_OK(store->AppendJournal("agent-b", {b[i]}, std::nullopt));
+    }
+  }
+  {
+    RawSqlite raw(path);
+    ASSERT_TRUE(
+        raw.Exec("CREATE TABLE journal_v4 (row_id INTEGER PRIMARY KEY, agent_id TEXT NOT NULL,"
+                 " sequence INTEGER NOT NULL, size_bytes INTEGER NOT NULL, entry BLOB NOT NULL,"
+                 " UNIQUE (agent_id, sequence));"
+                 "INSERT INTO journal_v4 (agent_id, sequence, size_bytes, entry)"
+                 " SELECT agent_id, sequence, size_bytes, entry FROM journal ORDER BY entry_key;"
+                 "DROP TABLE journal; ALTER TABLE journal_v4 RENAME TO journal;"
+                 "DROP INDEX agents_by_journal_slot; ALTER TABLE agents DROP COLUMN journal_slot;"
+                 "DELETE FROM agents WHERE agent_id = 'agent-b';"
+                 "DELETE FROM schema_migrations WHERE version = 5"));
+    ASSERT_EQ(raw.QueryInt("SELECT count(*) FROM journal"), 7);
+  }
+  auto store = OpenOrFail(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*store->SchemaVersion(), 5);
+  for (const auto& [agent, chain] : {std::pair{"agent-a", &a}, std::pair{"agent-b", &b}}) {
+    auto read = store->ReadJournal(agent, 0);
+    STORE_ASSERT_OK(read);
+    ASSERT_EQ(read->size(), chain->size()) << agent;
+    for (size_t i = 0; i < chain->size(); ++i) EXPECT_EQ((*read)[i], (*chain)[i]) << agent << i;
+    auto stats = store->GetJournalStats(agent);
+    STORE_ASSERT_OK(stats);
+    EXPECT_EQ(stats->entries, static_cast<int64_t>(chain->size())) << agent;
+    EXPECT_EQ(stats->last_sequence, chain->back().sequence) << agent;
+  }
+  STORE_EXPECT_CODE(store->AppendJournal("agent-b", JournalChain("agent-b", 3, 1, 0), std::nullopt),
+                    kAlreadyExists);
+  STORE_EXPECT_OK(store->AppendJournal("agent-b", JournalChain("agent-b", 4, 1, 0, b.back().sha256),
+                                       std::nullopt));
+  // A checkpoint of agent-a that includes its sequence 3 compacts a's entries 1..3 only.
+  SealedCheckpoint cp = SealedAt("agent-a", 1);
+  PutOptions opts;
+  opts.journal_compact_through = 3;
+  STORE_ASSERT_OK(store->Put(cp, opts));
+  EXPECT_EQ(store->ReadJournal("agent-a", 0)->size(), 1u);
+  EXPECT_EQ(store->ReadJournal("agent-b", 0)->size(), 4u);
+  EXPECT_EQ(store->ReadJournal("agent-b", 2)->front().sequence, 3);
+  STORE_EXPECT_OK(store->CheckIntegrity());
+  RawSqlite raw(path);
+  EXPECT_EQ(raw.QueryInt("SELECT count(DISTINCT journal_slot) FROM agents"), 2);
+  EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM journal j JOIN agents a USING (agent_id)"
+                         " WHERE j.entry_key = a.journal_slot * 1099511627776 + j.sequence"),
+            5);
+}
+
+// The key keeps 40 bits for the sequence: a sequence outside 1..2^40-1 is refused, never wrapped
+// into another agent's range.
+TEST(SqliteStoreTest, AJournalSequenceOutsideTheKeysRangeIsRefused) {
+  TempDir dir;
+  auto store = OpenOrFail(dir.File("range.db"));
+  ASSERT_NE(store, nullptr);
+  STORE_EXPECT_CODE(store->AppendJournal("agent-a", JournalChain("agent-a", 0, 1, 0), std::nullopt),
+                    kInvalidArgument);
+  const int64_t too_far = int64_t{1} << 40;
+  STORE_EXPECT_CODE(
+      store->AppendJournal("agent-a", JournalChain("agent-a", too_far - 1, 2, 0), std::nullopt),
+      kInvalidArgument);
+  STORE_EXPECT_OK(
+      store->AppendJournal("agent-a", JournalChain("agent-a", too_far - 1, 1, 0), std::nullopt));
+  STORE_EXPECT_OK(store->AppendJournal("agent-b", JournalChain("agent-b", 1, 1, 0), std::nullopt));
+  EXPECT_EQ(store->ReadJournal("agent-a", 0)->size(), 1u);
+  EXPECT_EQ(store->ReadJournal("agent-b", 0)->size(), 1u);
+  EXPECT_EQ(store->ReadJournal("agent-a", too_far + 5)->size(), 0u);
+  EXPECT_EQ(store->ReadJournal("agent-b", -5)->size(), 1u);
 }
 
 }  // namespace
