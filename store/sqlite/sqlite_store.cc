@@ -2,7 +2,6 @@
 
 #include <sqlite3.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <mutex>
@@ -87,16 +86,9 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
   RETURN_IF_ERROR(store->Exec("PRAGMA secure_delete=FAST"));
   // Checkpoint the WAL every ~4000 pages (16 MB) rather than SQLite's default 1000: the pages
   // every put touches (index leaves, the agent row, the header) are copied back once per
-  // checkpoint, so fewer, larger checkpoints write less in total.
+  // checkpoint, so fewer, larger checkpoints write less in total and stall fewer puts.
+  RETURN_IF_ERROR(store->Exec("PRAGMA wal_autocheckpoint=4000"));
   RETURN_IF_ERROR(store->Migrate());
-  if (options.background_wal_checkpoints) {
-    sqlite3_wal_autocheckpoint(db, 0);
-    ASSIGN_OR_RETURN(store->checkpointer_,
-                     WalCheckpointer::Start(path, std::max(1, options.wal_checkpoint_pages)));
-    store->checkpointer_->Watch(db);
-  } else {
-    sqlite3_wal_autocheckpoint(db, std::max(1, options.wal_checkpoint_pages));
-  }
   struct {
     sqlite3_stmt** stmt;
     const char* sql;
@@ -147,10 +139,6 @@ SqliteStore::SqliteStore(sqlite3* db, std::string path, SqliteStoreOptions optio
     : db_(db), path_(std::move(path)), options_(options) {}
 
 SqliteStore::~SqliteStore() {
-  if (checkpointer_ != nullptr) {
-    WalCheckpointer::Unwatch(db_);
-    checkpointer_.reset();  // before the store's connection, which then checkpoints on close
-  }
   for (sqlite3_stmt* s :
        {begin_, commit_, rollback_, insert_, last_seq_, bump_agent_, prune_, next_older_seq_,
         read_by_seq_, seq_by_id_, list_, delete_expired_, get_agent_, set_status_, set_lease_}) {
@@ -209,22 +197,6 @@ Status SqliteStore::Migrate() {
     }
   }
   return OkStatus();
-}
-
-int64_t SqliteStore::wal_checkpoints() const {
-  return checkpointer_ != nullptr ? checkpointer_->checkpoints() : 0;
-}
-
-int64_t SqliteStore::failed_wal_checkpoints() const {
-  return checkpointer_ != nullptr ? checkpointer_->failures() : 0;
-}
-
-int64_t SqliteStore::inline_wal_checkpoints() const {
-  return checkpointer_ != nullptr ? checkpointer_->catch_ups() : 0;
-}
-
-void SqliteStore::TEST_WaitForWalCheckpoints() {
-  if (checkpointer_ != nullptr) checkpointer_->WaitUntilIdle();
 }
 
 StatusOr<int> SqliteStore::SchemaVersion() {

@@ -22,7 +22,6 @@
 #include "common/status_macros.h"
 #include "store/backend_rules.h"
 #include "store/checkpoint_store.h"
-#include "store/sqlite/wal_checkpointer.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -31,12 +30,6 @@ namespace agentckpt {
 
 struct SqliteStoreOptions {
   int busy_timeout_ms = 5000;
-  // The write-ahead log is checkpointed (its pages copied back into the database file) once a
-  // commit leaves this many pages in it. With background_wal_checkpoints the checkpoint runs on
-  // a thread and connection of the store's own (wal_checkpointer.h) and no commit waits for it;
-  // without, SQLite runs it inside the commit that crossed the limit.
-  int wal_checkpoint_pages = 4000;
-  bool background_wal_checkpoints = true;
   bool create_if_missing = true;
   Env* env = nullptr;  // clock for agent status times; Env::Default() when null
 };
@@ -82,13 +75,6 @@ class SqliteStore final : public LeaseRecordStore {
   // The schema version the file is at (the highest applied migration).
   StatusOr<int> SchemaVersion();
   const std::string& path() const { return path_; }
-  // Background WAL checkpoints run so far, how many of them failed, and the catch-ups commits
-  // ran inline (wal_checkpointer.h); 0 without background checkpoints.
-  int64_t wal_checkpoints() const;
-  int64_t failed_wal_checkpoints() const;
-  int64_t inline_wal_checkpoints() const;
-  // Blocks until the background checkpoint the last commit asked for (if any) has run.
-  void TEST_WaitForWalCheckpoints();
 
  private:
   class Stmt;
@@ -122,7 +108,6 @@ class SqliteStore final : public LeaseRecordStore {
   sqlite3_stmt* journal_raise_ = nullptr;
   sqlite3_stmt* journal_compact_ = nullptr;
 
-  std::unique_ptr<WalCheckpointer> checkpointer_;  // null without background checkpoints
   std::mutex mu_;
   sqlite3* db_;
   std::string path_;

@@ -18,20 +18,9 @@ struct SyncCountingVfsAccess {
     return static_cast<SyncCountingVfs*>(vfs->pAppData);
   }
   static sqlite3_vfs* Base(sqlite3_vfs* vfs) { return Owner(vfs)->base_; }
-  static void CountWrite(CountingFile* f) {
-    if ((f->open_flags & SQLITE_OPEN_MAIN_DB) &&
-        std::this_thread::get_id() == f->owner->reset_thread_.load()) {
-      ++f->owner->db_writes_on_reset_thread_;
-    }
-  }
   static void CountSync(CountingFile* f) {
     if (f->open_flags & SQLITE_OPEN_WAL) ++f->owner->wal_syncs_;
-    if (f->open_flags & SQLITE_OPEN_MAIN_DB) {
-      ++f->owner->db_syncs_;
-      if (std::this_thread::get_id() == f->owner->reset_thread_.load()) {
-        ++f->owner->db_syncs_on_reset_thread_;
-      }
-    }
+    if (f->open_flags & SQLITE_OPEN_MAIN_DB) ++f->owner->db_syncs_;
   }
 };
 
@@ -46,7 +35,6 @@ int Read(sqlite3_file* f, void* buf, int n, sqlite3_int64 off) {
   return Real(f)->pMethods->xRead(Real(f), buf, n, off);
 }
 int Write(sqlite3_file* f, const void* buf, int n, sqlite3_int64 off) {
-  Access::CountWrite(reinterpret_cast<CountingFile*>(f));
   return Real(f)->pMethods->xWrite(Real(f), buf, n, off);
 }
 int Truncate(sqlite3_file* f, sqlite3_int64 size) {

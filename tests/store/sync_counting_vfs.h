@@ -10,7 +10,6 @@
 #include <sqlite3.h>
 
 #include <atomic>
-#include <thread>
 
 namespace agentckpt::testing {
 
@@ -23,16 +22,9 @@ class SyncCountingVfs {
 
   int wal_syncs() const { return wal_syncs_.load(); }
   int db_syncs() const { return db_syncs_.load(); }
-  // Main database file syncs, and writes, made on the thread that last called Reset() (a WAL
-  // checkpoint writes and syncs the database file; a commit in WAL mode does neither).
-  int db_syncs_on_reset_thread() const { return db_syncs_on_reset_thread_.load(); }
-  int db_writes_on_reset_thread() const { return db_writes_on_reset_thread_.load(); }
   void Reset() {
     wal_syncs_ = 0;
     db_syncs_ = 0;
-    db_syncs_on_reset_thread_ = 0;
-    db_writes_on_reset_thread_ = 0;
-    reset_thread_ = std::this_thread::get_id();
   }
 
  private:
@@ -41,9 +33,6 @@ class SyncCountingVfs {
   sqlite3_vfs* base_ = nullptr;
   std::atomic<int> wal_syncs_{0};
   std::atomic<int> db_syncs_{0};
-  std::atomic<int> db_syncs_on_reset_thread_{0};
-  std::atomic<int> db_writes_on_reset_thread_{0};
-  std::atomic<std::thread::id> reset_thread_{std::this_thread::get_id()};
 };
 
 }  // namespace agentckpt::testing
