@@ -37,6 +37,8 @@ std::string_view Column(sqlite3_stmt* s, int i) {
 // Row keys (schema version 5): an agent's slot times 2^40 plus the entry's sequence. The largest
 // slot keeps (slot + 1) * 2^40 inside an int64.
 constexpr int64_t kSlotSpan = int64_t{1} << 40;
+// The statements below and migration 5 (sqlite_schema.cc) spell the span out as this literal.
+static_assert(kSlotSpan == 1099511627776, "the SQL's slot span");
 constexpr int64_t kMaxJournalSequence = kSlotSpan - 1;
 constexpr int64_t kMaxJournalSlot = (int64_t{1} << 23) - 2;
 
