@@ -13,7 +13,13 @@
 // disk and machine. The script
 // starts its own nats-server and sidecar (stopped by pid at the end).
 //
-//   node step.mjs --agentckpt BIN --fixture FILE --dir DIR [--iterations 2000] [--warmup 200]
+// Warm-up: every side runs in this Node process (LangGraph's saver in it, agentckpt's HTTP
+// clients from it), and V8 compiles hot code in tiers over thousands of calls; undici's fetch
+// keeps getting faster for about 3,000 requests (docs/performance.md, "A fresh Node process and a
+// long-running one"). 5,000 untimed steps of all three sides first compare them as in an agent
+// that has run for a while; --warmup 200 shows a process in its first seconds.
+//
+//   node step.mjs --agentckpt BIN --fixture FILE --dir DIR [--iterations 2000] [--warmup 5000]
 //                 [--seed N]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,7 +31,7 @@ import { emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { summarize } from './lib/stats.mjs';
 import { packageVersion } from './lib/peer_harness.mjs';
 
-const opts = { iterations: 2000, warmup: 200 };
+const opts = { iterations: 2000, warmup: 5000 };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i += 2) {
   const key = argv[i].replace(/^--/, '');
