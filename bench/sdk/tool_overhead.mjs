@@ -11,7 +11,10 @@
 // the same one, and what a case leaves behind (a store write just fsynced, the sidecar's work after
 // a reply, the client's garbage) always lands on the same next case. Before each call the agent
 // waits --gap-ms untimed (its own work between tool calls, e.g. the model's turn; 0 = back to
-// back).
+// back). The first --warmup rounds (default 1,000: 5,000 calls) are untimed: V8 compiles the
+// client's, LangChain's and node:http's hot code in tiers over thousands of calls, and an agent
+// that has run for a while has made them (docs/performance.md, "A fresh Node process and a
+// long-running one"); --warmup 20 shows a process in its first seconds.
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { execFileSync } from "node:child_process";
@@ -27,7 +30,7 @@ import { SidecarEnv, sourceDir } from "../../tests/sdk/harness.mjs";
 const { values: opt } = parseArgs({
   options: {
     iterations: { type: "string", default: "1000" },
-    warmup: { type: "string", default: "100" },
+    warmup: { type: "string", default: "1000" },
     "gap-ms": { type: "string", default: "0" },
     seed: { type: "string", default: "20261126" },
     dir: { type: "string", default: join(sourceDir, "build", "bench-sdk") },
