@@ -231,15 +231,15 @@ int main(int argc, char** argv) {
       std::printf("node client (%s): not run (%s)\n", transport, out.substr(0, 200).c_str());
       continue;
     }
+    const char* name = std::string(transport) == "fetch" ? "fetch" : "node:http";
     std::printf("Node client, %s (keep-alive), %d calls after 20 warm-up calls (a fresh process)\n",
-                std::string(transport) == "fetch" ? "fetch" : "node:http", calls);
+                name, calls);
     PrintNodeWindow(j);
     if (j.contains("steady")) {
       std::printf(
           "Node client, %s (keep-alive), %d calls after %d calls of the same process "
           "(steady state)\n",
-          std::string(transport) == "fetch" ? "fetch" : "node:http", calls,
-          j.value("steadyAfter", 0));
+          name, calls, j.value("steadyAfter", 0));
       PrintNodeWindow(j["steady"]);
     }
     TimeSplit split_node = TimeSplit::Read(port);
