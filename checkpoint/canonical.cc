@@ -45,9 +45,12 @@ StatusOr<SealedCheckpoint> Seal(Checkpoint cp) {
   cp.size_bytes = 0;
   if (Status s = ValidateCheckpoint(cp); !s.ok()) return s;
   SealedCheckpoint out;
-  out.canonical.reserve(static_cast<size_t>(cp.context_summary.draft_content.size() +
-                                            cp.context_summary.gathering_results.size()) +
-                        cp.context_summary.tool_call_log.size() * 900 + 4096);
+  out.canonical.reserve(
+      static_cast<size_t>(cp.context_summary.draft_content.size() +
+                          cp.context_summary.gathering_results.size()) +
+      cp.context_summary.tool_call_log.size() * 900 +
+      (cp.ledger ? (cp.ledger->open.size() + cp.ledger->completed.size()) * 1100 : 0) +
+      cp.gates.size() + 4096);
   size_t size_pos = 0;
   internal::WriteCanonicalJson(cp, /*include_hash=*/false, &out.canonical, &size_pos);
   // The full document is the canonical form plus the hash member plus sizeBytes' own digits.

@@ -194,25 +194,28 @@ StatusOr<Ledger> LedgerFromJsonValue(const json& j, const std::string& path) {
 
 namespace {
 
-Status CheckText(const std::string& s, const std::string& path, size_t max_chars, bool empty_ok) {
-  if (!IsValidUtf8(s)) return Bad(path, "not valid UTF-8");
-  if (!empty_ok && s.empty()) return Bad(path, "must not be empty");
+// `path` + `member` names the field; the name is built only for an error (a checkpoint carries up
+// to CKPT_LEDGER_KEEP calls, each checked on every write).
+Status CheckText(const std::string& s, const std::string& path, const char* member,
+                 size_t max_chars, bool empty_ok) {
+  if (!IsValidUtf8(s)) return Bad(path + member, "not valid UTF-8");
+  if (!empty_ok && s.empty()) return Bad(path + member, "must not be empty");
   if (s.size() > max_chars && Utf8Length(s) > max_chars) {
-    return Bad(path, "longer than " + std::to_string(max_chars) + " characters");
+    return Bad(path + member, "longer than " + std::to_string(max_chars) + " characters");
   }
   return OkStatus();
 }
 
 Status ValidateCall(const LedgerCall& c, const std::string& path, bool open) {
-  if (Status s = CheckText(c.call_id, path + ".callId", limits::kShortTextChars, false); !s.ok()) {
+  if (Status s = CheckText(c.call_id, path, ".callId", limits::kShortTextChars, false); !s.ok()) {
     return s;
   }
   if (Status s =
-          CheckText(c.idempotency_key, path + ".idempotencyKey", limits::kShortTextChars, false);
+          CheckText(c.idempotency_key, path, ".idempotencyKey", limits::kShortTextChars, false);
       !s.ok()) {
     return s;
   }
-  if (Status s = CheckText(c.tool_name, path + ".toolName", limits::kToolNameChars, false);
+  if (Status s = CheckText(c.tool_name, path, ".toolName", limits::kToolNameChars, false);
       !s.ok()) {
     return s;
   }
@@ -220,7 +223,7 @@ Status ValidateCall(const LedgerCall& c, const std::string& path, bool open) {
     return Bad(path + ".argsSha256", "expected 64 lower-case hex characters or \"\"");
   }
   if (Status s =
-          CheckText(c.input_summary, path + ".inputSummary", limits::kToolInputSummaryChars, true);
+          CheckText(c.input_summary, path, ".inputSummary", limits::kToolInputSummaryChars, true);
       !s.ok()) {
     return s;
   }
@@ -231,12 +234,12 @@ Status ValidateCall(const LedgerCall& c, const std::string& path, bool open) {
     if (c.state != LedgerCallState::kCompleted || !c.result) {
       return Bad(path + ".state", "a completed call is completed, with a result");
     }
-    if (Status s = CheckText(c.result->output_summary, path + ".result.outputSummary",
+    if (Status s = CheckText(c.result->output_summary, path, ".result.outputSummary",
                              limits::kToolOutputSummaryChars, true);
         !s.ok()) {
       return s;
     }
-    if (Status s = CheckText(c.result->external_id, path + ".result.externalId",
+    if (Status s = CheckText(c.result->external_id, path, ".result.externalId",
                              limits::kShortTextChars, true);
         !s.ok()) {
       return s;

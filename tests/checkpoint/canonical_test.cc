@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
+
 #include "checkpoint/checkpoint_json.h"
+#include "checkpoint/ledger_json.h"
 #include "common/sha256.h"
 #include "tests/support/fixtures.h"
 
@@ -170,6 +173,83 @@ TEST(CanonicalTest, WriterMatchesNlohmannDump) {
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_EQ(*back, sealed->doc);
   }
+}
+
+// A ledger of open and completed calls, with every ASCII character and multi-byte text in its
+// strings: the direct writer against nlohmann's dump of LedgerToJsonValue (the canonical form).
+TEST(CanonicalTest, LedgerWriterMatchesNlohmannDump) {
+  std::string every;
+  for (int c = 1; c < 0x80; ++c) every.push_back(static_cast<char>(c));
+  const std::string wide = "\xC3\xA9\xE6\x97\xA5\xF0\x9F\x98\x80";
+  Checkpoint cp = testing::MakeCheckpoint("agent-ledger", 3);
+  Ledger ledger;
+  for (int i = 0; i < 40; ++i) {
+    LedgerCall c;
+    c.call_id = "call-" + std::to_string(i);
+    c.idempotency_key = i % 3 == 0 ? every.substr(0, 100) : "key \"" + std::to_string(i) + "\"";
+    c.tool_name = i % 2 ? "refund" : "write_file" + wide;
+    c.effect = static_cast<ToolEffect>(i % 4);
+    c.args_sha256 = i % 5 == 0 ? "" : std::string(64, "0123456789abcdef"[i % 16]);
+    c.input_summary = i % 4 == 0 ? every.substr(10, 120) : wide + "\n\t" + std::to_string(i);
+    c.began_at_ms = 1764000000000 + i;
+    if (i % 3 == 2) {
+      c.state = i % 2 ? LedgerCallState::kOutcomeUnknown : LedgerCallState::kStarted;
+      ledger.open.push_back(std::move(c));
+      continue;
+    }
+    c.state = LedgerCallState::kCompleted;
+    c.ended_at_ms = c.began_at_ms + 250 + i;
+    LedgerResult r;
+    r.success = i % 4 != 1;
+    r.output_summary = i % 2 ? every.substr(0, 127) : "ok " + wide;
+    r.duration_ms = 250 + i;
+    r.external_id = i % 3 == 1 ? "re_" + std::to_string(i) + "\\x" : "";
+    r.reconciled = i % 7 == 0;
+    c.result = r;
+    ledger.completed.push_back(std::move(c));
+  }
+  for (Ledger l : {Ledger{}, ledger}) {
+    cp.ledger = l;
+    auto sealed = Seal(cp);
+    ASSERT_TRUE(sealed.ok()) << sealed.status().ToString();
+    EXPECT_EQ(sealed->canonical, CheckpointToJsonValue(sealed->doc, false).dump());
+    EXPECT_EQ(FullDocumentJson(*sealed), CheckpointToJsonValue(sealed->doc, true).dump());
+    const std::string member = "\"ledger\":" + LedgerToJsonValue(l).dump();
+    EXPECT_NE(sealed->canonical.find(member), std::string::npos);
+    auto back = VerifyDocumentJson(FullDocumentJson(*sealed));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, sealed->doc);
+  }
+  // Strings of every length up to 40 with a character that needs escaping at every offset (the
+  // writer scans eight bytes at a time): the same bytes as the library's.
+  const std::string specials[] = {"\"",   "\\",   "\n",       std::string(1, '\x01'),
+                                  "\x1f", "\x7f", "\xC3\xA9", " "};
+  Ledger shifted;
+  for (size_t len = 0; len <= 40; ++len) {
+    for (size_t at = 0; at < len; at += 3) {
+      LedgerCall c = ledger.completed[1];
+      c.input_summary = std::string(len, 'x');
+      const std::string& special = specials[(len + at) % std::size(specials)];
+      c.input_summary.replace(at, 1, special);
+      c.result->output_summary = c.input_summary + special + c.input_summary;
+      shifted.completed.push_back(std::move(c));
+    }
+  }
+  cp.ledger = shifted;
+  auto sealed_shifted = Seal(cp);
+  ASSERT_TRUE(sealed_shifted.ok()) << sealed_shifted.status().ToString();
+  EXPECT_EQ(sealed_shifted->canonical, CheckpointToJsonValue(sealed_shifted->doc, false).dump());
+  // A string that is not UTF-8 (refused by Seal; CanonicalJson takes any document) is written as
+  // the library writes it, the bad byte replaced.
+  ledger.completed[0].result->output_summary = "bad \xFF byte";
+  cp.ledger = ledger;
+  const std::string canonical = CanonicalJson(cp);
+  EXPECT_NE(
+      canonical.find("\"ledger\":" + LedgerToJsonValue(ledger).dump(
+                                         -1, ' ', false, nlohmann::json::error_handler_t::replace)),
+      std::string::npos);
+  EXPECT_NE(canonical.find("bad \xEF\xBF\xBD byte"), std::string::npos);
+  EXPECT_FALSE(Seal(cp).ok());
 }
 
 }  // namespace
