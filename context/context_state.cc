@@ -176,13 +176,31 @@ std::optional<StatusOr<ContextUpdate>> ContextState::MergePatchParts(const json&
     if (key == "activeTask" || key == "contextSummary" || key == "workspace") continue;
     if (!value.is_null()) return InvalidArgumentError(key + ": unknown field");
   }
+  const bool keep_log = summary_patch == patch.end() || !summary_patch->contains("toolCallLog");
+  if (!keep_log) return MergeNamedParts(patch, false);
+  // The patch leaves the tool-call log alone. The log is the largest part of the summary and was
+  // decoded, redacted, cut and validated when it arrived, so it is moved aside rather than
+  // copied, checked again and compared: the parts are merged without it, and it goes back into
+  // the context afterwards, whether the change was committed or not.
+  struct LogAside {
+    std::vector<ToolCallEntry>* home;
+    std::vector<ToolCallEntry> log;
+    ~LogAside() { *home = std::move(log); }
+  } aside{&content_.summary.tool_call_log, std::move(content_.summary.tool_call_log)};
+  content_.summary.tool_call_log.clear();
+  StatusOr<ContextUpdate> update = MergeNamedParts(patch, true);
+  if (update.ok()) update->tool_call_log_size = aside.log.size();
+  return update;
+}
+
+StatusOr<ContextUpdate> ContextState::MergeNamedParts(const json& patch, bool log_aside) {
+  auto summary_patch = patch.find("contextSummary");
+  const bool keep_log = log_aside;
   Content next;
   json after = json::object();  // the JSON form of each part the patch names
   try {
     if (summary_patch != patch.end()) {
-      // The summary without its tool-call log when the patch leaves the log alone: the log is
-      // the largest part and is kept as it is (already decoded, redacted and cut).
-      const bool keep_log = !summary_patch->contains("toolCallLog");
+      // With the log aside, content_'s summary has no tool-call log, and neither has next's.
       if (auto fields = SummaryWithFields(content_.summary, *summary_patch)) {
         // Plain fields set: the same summary the general path decodes, redacted the same way.
         RedactSummaryText(&*fields, &content_.summary);
@@ -199,7 +217,6 @@ std::optional<StatusOr<ContextUpdate>> ContextState::MergePatchParts(const json&
         if (!decoded.ok()) return decoded.status();
         next.summary = std::move(decoded).value();
       }
-      if (keep_log) next.summary.tool_call_log = content_.summary.tool_call_log;
       NormalizeContextSummary(&next.summary);
       if (Status v = ValidateContextSummary(next.summary, "contextSummary"); !v.ok()) return v;
     } else {
@@ -231,17 +248,8 @@ std::optional<StatusOr<ContextUpdate>> ContextState::MergePatchParts(const json&
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string("document: cannot apply merge patch: ") + e.what());
   }
-  const bool keep_log = summary_patch == patch.end() || !summary_patch->contains("toolCallLog");
   if (summary_patch != patch.end()) {
-    if (keep_log) {
-      // Encoded without the log (moved aside, not copied: it is the largest part).
-      std::vector<ToolCallEntry> log = std::move(next.summary.tool_call_log);
-      next.summary.tool_call_log.clear();
-      after["contextSummary"] = ContextSummaryToJsonValue(next.summary);
-      next.summary.tool_call_log = std::move(log);
-    } else {
-      after["contextSummary"] = ContextSummaryToJsonValue(next.summary);
-    }
+    after["contextSummary"] = ContextSummaryToJsonValue(next.summary);  // without the log if aside
   }
   // The journal records the effect (after redaction and cutting) of the parts the patch names.
   auto effect = [&](const Content&) {
@@ -249,13 +257,20 @@ std::optional<StatusOr<ContextUpdate>> ContextState::MergePatchParts(const json&
     for (const auto& [key, value] : after.items()) {
       const json& before = encoded_[key];
       if (key == "contextSummary" && keep_log) {
-        json b = json::object();
+        // MakeMergePatch of the two summaries without their logs, member by member (no copies).
+        json d = json::object();
         for (const auto& [k, v] : before.items()) {
-          if (k != "toolCallLog") b[k] = v;
+          if (k != "toolCallLog" && !value.contains(k)) d[k] = nullptr;
         }
-        json a = value;
-        a.erase("toolCallLog");
-        json d = MakeMergePatch(b, a);
+        for (const auto& [k, v] : value.items()) {
+          if (k == "toolCallLog") continue;
+          auto it = before.find(k);
+          if (it == before.end()) {
+            d[k] = v;
+          } else if (*it != v) {
+            d[k] = MakeMergePatch(*it, v);
+          }
+        }
         if (!d.empty()) p[key] = std::move(d);
       } else if (before != value) {
         p[key] = MakeMergePatch(before, value);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "checkpoint/checkpoint_json.h"
+#include "checkpoint/limits.h"
 #include "common/utf8.h"
 #include "journal/journal_fold.h"
 #include "redact/redactor.h"
@@ -267,7 +268,43 @@ TEST(SidecarContextStateTest, MergePatchEqualsReplacingTheWholePatchedDocument) 
     ASSERT_FALSE(u.ok());
     ASSERT_FALSE(expected.ok());
     EXPECT_EQ(u.status().message(), expected.status().message());
+    EXPECT_TRUE(state.ToJson() == JsonOf(state.Snapshot())) << patch.dump().substr(0, 200);
   }
+}
+
+// A patch that leaves the tool-call log alone merges without it (the log is moved aside and put
+// back): the log stays whole whether the change is committed, refused or fails in the journal,
+// and the reply counts it.
+TEST(SidecarContextStateTest, APatchKeepsTheToolCallLogWhateverHappens) {
+  ContextState state;
+  bool journal_fails = false;
+  state.set_journal([&journal_fails](JournalKind, const std::string&) {
+    if (journal_fails) return StatusOr<JournalPosition>(UnavailableError("store down"));
+    return StatusOr<JournalPosition>(JournalPosition{0, kJournalGenesisSha256});
+  });
+  ASSERT_TRUE(state.Replace(FixtureBody()).ok());
+  const std::vector<ToolCallEntry> log = state.Snapshot().summary.tool_call_log;
+  ASSERT_FALSE(log.empty());
+  auto done = state.MergePatch({{"contextSummary", {{"draftContent", "next"}}}});
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_EQ(done->tool_call_log_size, log.size());
+  EXPECT_EQ(state.Snapshot().summary.tool_call_log, log);
+  auto task_only = state.MergePatch({{"activeTask", {{"progress", 12}}}});
+  ASSERT_TRUE(task_only.ok()) << task_only.status().ToString();
+  EXPECT_EQ(task_only->tool_call_log_size, log.size());
+  EXPECT_EQ(state.Snapshot().summary.tool_call_log, log);
+  EXPECT_FALSE(state.MergePatch({{"contextSummary", {{"draftContent", 7}}}}).ok());
+  EXPECT_EQ(state.Snapshot().summary.tool_call_log, log);
+  journal_fails = true;
+  auto failed = state.MergePatch({{"contextSummary", {{"draftContent", "lost"}}}});
+  EXPECT_EQ(failed.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(state.Snapshot().summary.tool_call_log, log);
+  EXPECT_EQ(state.Snapshot().summary.draft_content, "next");
+  EXPECT_TRUE(state.ToJson() == JsonOf(state.Snapshot()));
+  journal_fails = false;
+  ASSERT_TRUE(state.AppendToolCall(ToolCall("after")).ok());
+  EXPECT_EQ(state.Snapshot().summary.tool_call_log.size(),
+            std::min(log.size() + 1, limits::kToolCallLogEntries));
 }
 
 }  // namespace
