@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #include "checkpoint/ledger_json.h"
 #include "common/time_format.h"
@@ -49,11 +50,13 @@ class Writer {
   }
   void Bool(bool v) { out_->append(v ? "true" : "false"); }
   void Null() { out_->append("null", 4); }
-  void Time(int64_t ms) {
+  // A string known to need no escaping: an enum's name, a formatted time.
+  void Plain(std::string_view text) {
     out_->push_back('"');
-    out_->append(FormatRfc3339Millis(ms));
+    out_->append(text);
     out_->push_back('"');
   }
+  void Time(int64_t ms) { Plain(FormatRfc3339Millis(ms)); }
   // RFC 8785 / nlohmann escaping: '"', '\\', \b \f \n \r \t, other C0 controls as \u00xx.
   void String(const std::string& s) {
     out_->push_back('"');
@@ -105,9 +108,7 @@ class Writer {
 void WriteActiveTask(Writer& w, const ActiveTask& t) {
   w.Open();
   w.Key("phase", true);
-  w.out()->push_back('"');
-  w.out()->append(TaskPhaseName(t.phase));
-  w.out()->push_back('"');
+  w.Plain(TaskPhaseName(t.phase));
   w.Key("progress", false);
   w.Int(t.progress);
   w.Key("startedAt", false);
@@ -216,9 +217,7 @@ void WriteLedgerCall(Writer& w, const LedgerCall& c) {
   w.Key("callId", false);
   w.String(c.call_id);
   w.Key("effect", false);
-  w.out()->push_back('"');
-  w.out()->append(ToolEffectName(c.effect));
-  w.out()->push_back('"');
+  w.Plain(ToolEffectName(c.effect));
   w.Key("endedAt", false);
   if (c.ended_at_ms > 0) {
     w.Time(c.ended_at_ms);
@@ -252,9 +251,7 @@ void WriteLedgerCall(Writer& w, const LedgerCall& c) {
     w.Null();
   }
   w.Key("state", false);
-  w.out()->push_back('"');
-  w.out()->append(LedgerCallStateName(c.state));
-  w.out()->push_back('"');
+  w.Plain(LedgerCallStateName(c.state));
   w.Key("toolName", false);
   w.String(c.tool_name);
   w.Close();
@@ -361,9 +358,7 @@ void WriteCanonicalJson(const Checkpoint& cp, bool include_hash, std::string* ou
   w.Key("timestamp", false);
   w.Time(cp.timestamp_ms);
   w.Key("triggerReason", false);
-  out->push_back('"');
-  out->append(TriggerReasonName(cp.trigger_reason));
-  out->push_back('"');
+  w.Plain(TriggerReasonName(cp.trigger_reason));
   w.Key("ttlDays", false);
   w.Int(cp.ttl_days);
   w.Key("workspace", false);

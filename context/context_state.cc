@@ -193,9 +193,8 @@ std::optional<StatusOr<ContextUpdate>> ContextState::MergePatchParts(const json&
   return update;
 }
 
-StatusOr<ContextUpdate> ContextState::MergeNamedParts(const json& patch, bool log_aside) {
+StatusOr<ContextUpdate> ContextState::MergeNamedParts(const json& patch, bool keep_log) {
   auto summary_patch = patch.find("contextSummary");
-  const bool keep_log = log_aside;
   Content next;
   json after = json::object();  // the JSON form of each part the patch names
   try {

@@ -202,11 +202,11 @@ class ContextState {
   // keeping the tool-call log when the patch leaves it alone). Same result as decoding the whole
   // patched document; std::nullopt when the patch needs the general path.
   std::optional<StatusOr<ContextUpdate>> MergePatchParts(const nlohmann::json& patch);
-  // Requires mu_. The merge of MergePatchParts once the patch is known to fit it. `log_aside`:
+  // Requires mu_. The merge of MergePatchParts once the patch is known to fit it. `keep_log`:
   // the patch leaves the tool-call log alone and the caller has moved it out of content_ (the
   // summaries merged, checked and compared here then have none, and the update's
   // tool_call_log_size is the caller's to set).
-  StatusOr<ContextUpdate> MergeNamedParts(const nlohmann::json& patch, bool log_aside);
+  StatusOr<ContextUpdate> MergeNamedParts(const nlohmann::json& patch, bool keep_log);
   // Requires mu_. `payload` gives the journal payload of the change from the next content
   // (called only if it changes); `update_encoded` turns encoded_ into the JSON form of the next
   // content (called only if it changes, after `payload`).
