@@ -2,30 +2,15 @@
 
 #include <charconv>
 #include <cstdint>
-#include <cstring>
 #include <string_view>
 
 #include "checkpoint/ledger_json.h"
+#include "common/json_string.h"
 #include "common/time_format.h"
 #include "common/utf8.h"
 
 namespace agentckpt::internal {
 namespace {
-
-// Whether any of the 8 bytes at `p` is below 0x20, '"' or '\\' (the bytes String escapes), by
-// the word-at-a-time tests for a zero byte and a byte below n (bytes of 0x80 and above are text).
-bool NeedsEscape8(const char* p) {
-  constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr uint64_t kHighs = 0x8080808080808080ULL;
-  uint64_t x;
-  std::memcpy(&x, p, sizeof(x));
-  const uint64_t quote = x ^ (kOnes * '"');
-  const uint64_t backslash = x ^ (kOnes * '\\');
-  const uint64_t below_space = (x - kOnes * 0x20) & ~x;
-  const uint64_t zero_quote = (quote - kOnes) & ~quote;
-  const uint64_t zero_backslash = (backslash - kOnes) & ~backslash;
-  return ((below_space | zero_quote | zero_backslash) & kHighs) != 0;
-}
 
 class Writer {
  public:
@@ -57,38 +42,9 @@ class Writer {
     out_->push_back('"');
   }
   void Time(int64_t ms) { Plain(FormatRfc3339Millis(ms)); }
-  // RFC 8785 / nlohmann escaping: '"', '\\', \b \f \n \r \t, other C0 controls as \u00xx.
-  void String(const std::string& s) {
-    out_->push_back('"');
-    const char* p = s.data();
-    const char* end = p + s.size();
-    const char* run = p;
-    for (; p < end; ++p) {
-      // Eight bytes at a time while none of them needs escaping (most text never does).
-      while (end - p >= 8 && !NeedsEscape8(p)) p += 8;
-      if (p == end) break;
-      unsigned char c = static_cast<unsigned char>(*p);
-      if (c >= 0x20 && c != '"' && c != '\\') continue;
-      out_->append(run, static_cast<size_t>(p - run));
-      run = p + 1;
-      switch (c) {
-        case '"': out_->append("\\\"", 2); break;
-        case '\\': out_->append("\\\\", 2); break;
-        case '\b': out_->append("\\b", 2); break;
-        case '\f': out_->append("\\f", 2); break;
-        case '\n': out_->append("\\n", 2); break;
-        case '\r': out_->append("\\r", 2); break;
-        case '\t': out_->append("\\t", 2); break;
-        default: {
-          static const char kHex[] = "0123456789abcdef";
-          char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
-          out_->append(esc, 6);
-        }
-      }
-    }
-    out_->append(run, static_cast<size_t>(end - run));
-    out_->push_back('"');
-  }
+  // RFC 8785 / nlohmann escaping: '"', '\\', \b \f \n \r \t, other C0 controls as \u00xx. Bytes
+  // are not checked for UTF-8: a sealed checkpoint's text was validated by Seal.
+  void String(const std::string& s) { AppendJsonStringUnchecked(s, out_); }
   void StringArray(const std::vector<std::string>& items) {
     out_->push_back('[');
     for (size_t i = 0; i < items.size(); ++i) {

@@ -86,6 +86,29 @@ TEST(JsonStringTest, GeneratedUtf8MatchesTheLibrary) {
   }
 }
 
+// The scan goes eight bytes at a time: a byte that must be escaped is found wherever it falls in
+// the word, and in the tail shorter than a word.
+TEST(JsonStringTest, AnEscapedByteIsFoundAtEveryOffset) {
+  for (const std::string& special :
+       {std::string("\""), std::string("\\"), std::string("\n"), std::string("\x01"),
+        std::string("\x1f"), std::string(1, '\0'), std::string("\x7f"), std::string("\xc3\xa9"),
+        std::string("\xf0\x9f\x98\x80")}) {
+    for (size_t length = 1; length <= 40; ++length) {
+      for (size_t at = 0; at < length; ++at) {
+        std::string s(length, 'x');
+        s.replace(at, 1, special);
+        ASSERT_EQ(Ours(s), Reference(s)) << "length " << length << " at " << at;
+      }
+    }
+  }
+}
+
+TEST(JsonStringTest, TheUncheckedFormCopiesIllFormedBytesAsTheyAre) {
+  std::string out;
+  AppendJsonStringUnchecked("a\xff\"b", &out);
+  EXPECT_EQ(out, "\"a\xff\\\"b\"");
+}
+
 TEST(JsonStringTest, IllFormedUtf8IsRefusedAndNothingIsAppended) {
   for (const std::string& bad :
        {std::string("\x80"), std::string("a\xc0\x80"), std::string("\xed\xa0\x80"),
