@@ -76,6 +76,9 @@ class Sidecar {
   void OnGateResolveRequest(const NatsRequest& req);
   void OnGateChange(const std::string& event, const Gate& gate);
   void Respond(const NatsRequest& req, const nlohmann::json& body);
+  // The error reply to a NATS request, in the shape of the HTTP API's error bodies; `field` is
+  // the offending field's path, or "" when there is none.
+  static nlohmann::json ErrorReply(const Status& status, const std::string& field = "");
   // Publishes `payload` on agent.{id}.{event}, redacted (dropped and logged if it cannot be).
   void PublishEvent(const std::string& event, const nlohmann::json& payload);
   nlohmann::json Readiness();

@@ -1,0 +1,223 @@
+// The sidecar at work: start, taking the writer's seat when the lease comes (seeding the context
+// from the store and restoring), losing it, the periodic loop, and readiness.
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "common/time_format.h"
+#include "nats/subjects.h"
+#include "observability/json_log.h"
+#include "sidecar/restore_service.h"
+#include "sidecar/sidecar.h"
+#include "store/journal_load.h"
+
+namespace agentckpt {
+
+using nlohmann::json;
+
+json Sidecar::Readiness() {
+  Status store = store_->Ping();
+  bool nats = nats_->Connected();
+  Status gate = writer_->WriteGate();
+  json lease = lease_->Describe();
+  bool writing = gate.ok() && lease.value("state", "") == "held";
+  json out = {{"ready", store.ok() && nats && writing},
+              {"store", store.ok() ? "ok" : store.ToString()},
+              {"nats", nats ? "connected" : "disconnected"},
+              {"lease", lease}};
+  if (!writing) {
+    std::string state = lease.value("state", "");
+    std::string detail = lease.value("detail", "");
+    if (!gate.ok() && state != "standby") {
+      out["reason"] = gate.message();
+    } else if (state == "standby") {
+      out["reason"] =
+          "standby: " + (detail.empty() ? std::string("waiting for the lease") : detail);
+    } else {
+      out["reason"] = "lease " + state + (detail.empty() ? "" : ": " + detail);
+    }
+  }
+  return out;
+}
+
+void Sidecar::OnLeaseLost(const Status& reason, bool from_renewal) {
+  // From a failed put the writer has fenced itself and published checkpoint.failed (and holds
+  // its lock: no call back into it); from a renewal both are done here.
+  journal_->Fence(FailedPreconditionError(reason.message()));
+  if (from_renewal) {
+    writer_->Fence(reason);
+    json payload = {
+        {"operation", "lease"}, {"trigger", "lease_renewal"}, {"reason", reason.ToString()}};
+    PublishEvent("checkpoint.failed", payload);
+  }
+  LogError("this sidecar lost the writer lease and stops writing checkpoints",
+           {{"agentId", config_.agent_id}, {"reason", reason.message()}});
+}
+
+void Sidecar::Activate(const Lease& lease) {
+  std::lock_guard<std::mutex> lock(activate_mu_);
+  if (activated_) return;
+  activated_ = true;
+  LogInfo("writer lease acquired", {{"agentId", config_.agent_id},
+                                    {"holder", lease.holder},
+                                    {"epoch", lease.epoch},
+                                    {"ttlS", config_.lease_ttl_s}});
+  // One load serves both the context seed and the restore at start.
+  const int64_t load_start = env_->NowMonotonicMicros();
+  auto latest = store_->GetLatestVerified(config_.agent_id);
+  const double load_ms = static_cast<double>(env_->NowMonotonicMicros() - load_start) / 1000.0;
+  // The context continues from the checkpoint plus the journal after it (docs/journal.md). No
+  // update was accepted before this point (standby refuses them), so nothing is overwritten.
+  Checkpoint seed;
+  seed.agent_id = config_.agent_id;
+  if (latest.ok()) {
+    seed = latest->checkpoint;
+  } else if (latest.status().code() != StatusCode::kNotFound) {
+    LogWarn("cannot read the latest checkpoint", {{"reason", latest.status().ToString()}});
+  }
+  JournalLoad folded = FoldStoredJournal(store_.get(), &seed);
+  if (!folded.error.empty()) {
+    // Without the journal the context would go back in time: stay out of the writer's seat.
+    LogError("cannot read the journal; the context is seeded from the checkpoint alone",
+             {{"reason", folded.error}});
+  }
+  if (folded.fold.stopped) {
+    // Entries after a damaged one are unusable: the journal continues above every stored
+    // sequence, chained to the last good entry, from a checkpoint of the folded context (written
+    // below), so the chain restarts on sound ground.
+    auto stats = store_->GetJournalStats(config_.agent_id);
+    if (stats.ok() && stats->last_sequence > seed.journal->sequence) {
+      seed.journal->sequence = stats->last_sequence;
+    }
+  }
+  context_.Seed(seed);
+  LogInfo("context seeded", {{"checkpointId", seed.checkpoint_id},
+                             {"sequenceNumber", seed.sequence_number},
+                             {"journalSequence", folded.fold.last_sequence},
+                             {"journal", DescribeJournalLoad(folded)}});
+  // Restore at start, before the API listens (once /healthz answers, GET /v1/restoration has
+  // the result), when the store holds any checkpoint of the agent (even if none verifies:
+  // the restore then loads again and reports what it skipped).
+  if (config_.restore_on_start) {
+    auto report = [](const StatusOr<nlohmann::json>& result) {
+      if (!result.ok())
+        LogError("restore at start failed", {{"reason", result.status().ToString()}});
+    };
+    if (latest.ok()) {
+      PreloadedLatest preloaded{std::move(latest).value(), load_ms};
+      report(restore_->Run(&preloaded));
+    } else if (auto any = store_->List(config_.agent_id, 1); any.ok() && !any->empty()) {
+      report(restore_->Run());
+    }
+  }
+  // The restore says "active"; an agent with a pending gate is still waiting on a human.
+  for (const Gate& g : context_.Gates()) {
+    if (g.decision) continue;
+    PublishEvent("status", {{"agentId", config_.agent_id},
+                            {"status", "suspended"},
+                            {"at", FormatRfc3339Millis(env_->NowUnixMillis())}});
+    break;
+  }
+  writer_->SetLease(LeaseToken{lease.holder, lease.epoch});
+  JournalWriter* journal = journal_.get();
+  writer_->SetJournal([journal](int64_t sequence) { journal->CheckpointWritten(sequence); },
+                      folded.base_sequence);
+  JournalPosition head = seed.journal.value_or(JournalPosition{0, kJournalGenesisSha256});
+  journal_->Activate(LeaseToken{lease.holder, lease.epoch}, head, folded.base_sequence,
+                     folded.tail_bytes);
+  if (folded.fold.stopped) {
+    auto r = writer_->WriteForced("journal_damaged");
+    (void)r;  // failures are reported by the writer
+  }
+}
+
+Status Sidecar::Start() {
+  auto lease = lease_->TryAcquire();
+  if (lease.ok()) {
+    Activate(*lease);
+  } else {
+    LogWarn("standby: another sidecar holds the writer lease; retrying",
+            {{"agentId", config_.agent_id}, {"reason", lease.status().ToString()}});
+  }
+  // Subscribed before the API listens: once /readyz answers 200, requests on the NATS subjects
+  // (a gate's resolution included) reach this sidecar.
+  RETURN_IF_ERROR(nats_->Subscribe(subjects::CheckpointCreate(config_.agent_id),
+                                   [this](const NatsRequest& r) { OnCreateRequest(r); }));
+  RETURN_IF_ERROR(nats_->Subscribe(subjects::CheckpointRestore(config_.agent_id),
+                                   [this](const NatsRequest& r) { OnRestoreRequest(r); }));
+  RETURN_IF_ERROR(nats_->Subscribe(subjects::GateResolve(config_.agent_id),
+                                   [this](const NatsRequest& r) { OnGateResolveRequest(r); }));
+  if (nats_->Connected()) {
+    // A round trip, so the server has the subscriptions before /readyz says ready (bounded; when
+    // NATS is down the subscriptions are sent on connect).
+    Status flushed = nats_->Flush(2000);
+    if (!flushed.ok()) LogWarn("nats flush at start failed", {{"reason", flushed.ToString()}});
+  }
+  // Said before the API answers anything, so it is in the log before the first request.
+  const std::string& host = config_.http_host;
+  bool loopback =
+      host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+  if (!loopback && config_.http_token.empty()) {
+    LogWarn("the HTTP API listens beyond loopback without a token; set CKPT_HTTP_TOKEN_FILE",
+            {{"http", host + ":" + std::to_string(config_.http_port)}});
+  }
+  Status listening = http_->Start();
+  if (!listening.ok()) {
+    return InvalidArgumentError("CKPT_HTTP_ADDR (--http-addr): " + listening.message());
+  }
+  periodic_ = std::thread([this] { PeriodicLoop(); });
+  sweeper_->Start();
+  lease_->Start([this](const Lease& l) { Activate(l); },
+                [this](const Status& reason) { OnLeaseLost(reason, true); });
+  LogInfo("sidecar started", {{"agentId", config_.agent_id},
+                              {"http", config_.http_host + ":" + std::to_string(config_.http_port)},
+                              {"store", config_.store_url},
+                              {"periodS", config_.period_s},
+                              {"restore", RestoreAvailable()},
+                              {"lease", lease_->Describe()}});
+  return OkStatus();
+}
+
+void Sidecar::PeriodicLoop() {
+  using Clock = std::chrono::steady_clock;
+  std::unique_lock<std::mutex> lock(periodic_mu_);
+  Clock::time_point next_periodic = Clock::now() + std::chrono::seconds(config_.period_s);
+  while (!stopping_) {
+    // Wakes for the periodic checkpoint, and for the next expiry of a pending gate (a new gate
+    // wakes the loop to recompute it), so gates expire durably even when nobody asks.
+    Clock::time_point wake = next_periodic;
+    int64_t now_ms = env_->NowUnixMillis();
+    for (const Gate& g : context_.Gates()) {
+      if (g.decision) continue;
+      auto at =
+          Clock::now() + std::chrono::milliseconds(std::max<int64_t>(0, g.expires_at_ms - now_ms));
+      wake = std::min(wake, at);
+    }
+    if (journal_checkpoint_reason_.empty()) periodic_cv_.wait_until(lock, wake);
+    if (stopping_) break;
+    const std::string journal_reason = std::exchange(journal_checkpoint_reason_, std::string());
+    lock.unlock();
+    if (!journal_reason.empty()) {
+      auto r = writer_->WriteForced(journal_reason);
+      (void)r;  // failures are reported by the writer; the journal forces one at its bound
+    }
+    gates_->ExpireDue();
+    if (Clock::now() >= next_periodic) {
+      auto r = writer_->WriteIfChanged(TriggerReason::kPeriodic);
+      (void)r;  // failures are reported by the writer
+      next_periodic = Clock::now() + std::chrono::seconds(config_.period_s);
+    }
+    lock.lock();
+  }
+}
+
+void Sidecar::RequestJournalCheckpoint(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(periodic_mu_);
+    journal_checkpoint_reason_ = reason;
+  }
+  periodic_cv_.notify_all();
+}
+
+}  // namespace agentckpt
