@@ -53,6 +53,8 @@ ToolCallEntry NormalizeToolCallEntry(ToolCallEntry e);
 // expireAt = timestamp + ttlDays). kInvalidArgument naming the field.
 Status ValidateCheckpoint(const Checkpoint& cp);
 Status ValidateContextSummary(const ContextSummary& c, const std::string& path);
+// One tool-call entry; an error names the field as `prefix` + its name ("toolName: ...").
+Status ValidateToolCallEntry(const ToolCallEntry& e, const std::string& prefix);
 Status ValidateActiveTask(const ActiveTask& t, const std::string& path);
 Status ValidateWorkspace(const Workspace& w, const std::string& path);
 Status ValidateEncryptedContextSummary(const EncryptedContextSummary& e, const std::string& path);

@@ -121,6 +121,33 @@ Status ValidateActiveTask(const ActiveTask& t, const std::string& path) {
   return OkStatus();
 }
 
+// Why `e` is not acceptable, or "" when it is; `*field` names the field at fault.
+static std::string ToolCallEntryProblem(const ToolCallEntry& e, const char** field) {
+  struct Text {
+    const char* name;
+    const std::string* value;
+    size_t max_chars;
+    bool may_be_empty;
+  };
+  for (const Text& t :
+       {Text{"toolName", &e.tool_name, limits::kToolNameChars, false},
+        Text{"inputSummary", &e.input_summary, limits::kToolInputSummaryChars, true},
+        Text{"outputSummary", &e.output_summary, limits::kToolOutputSummaryChars, true}}) {
+    if (std::string why = TextProblem(*t.value, t.max_chars, t.may_be_empty); !why.empty()) {
+      *field = t.name;
+      return why;
+    }
+  }
+  *field = "durationMs";
+  return e.duration_ms < 0 ? "must not be negative" : "";
+}
+
+Status ValidateToolCallEntry(const ToolCallEntry& e, const std::string& prefix) {
+  const char* field = "";
+  std::string why = ToolCallEntryProblem(e, &field);
+  return why.empty() ? OkStatus() : Bad(prefix + field, why);
+}
+
 Status ValidateContextSummary(const ContextSummary& c, const std::string& path) {
   if (!c.system_prompt_hash.empty() && !IsSha256Hex(c.system_prompt_hash)) {
     return Bad(path + ".systemPromptHash", "expected 64 lower-case hex characters or empty");
@@ -148,22 +175,9 @@ Status ValidateContextSummary(const ContextSummary& c, const std::string& path) 
                "more than " + std::to_string(limits::kToolCallLogEntries) + " entries");
   }
   for (size_t i = 0; i < c.tool_call_log.size(); ++i) {
-    const auto& e = c.tool_call_log[i];
-    auto bad = [&](const char* field, const std::string& why) {
-      return Bad(path + ".toolCallLog[" + std::to_string(i) + "]." + field, why);
-    };
-    if (std::string why = TextProblem(e.tool_name, limits::kToolNameChars, false); !why.empty()) {
-      return bad("toolName", why);
-    }
-    if (std::string why = TextProblem(e.input_summary, limits::kToolInputSummaryChars, true);
-        !why.empty()) {
-      return bad("inputSummary", why);
-    }
-    if (std::string why = TextProblem(e.output_summary, limits::kToolOutputSummaryChars, true);
-        !why.empty()) {
-      return bad("outputSummary", why);
-    }
-    if (e.duration_ms < 0) return bad("durationMs", "must not be negative");
+    const char* field = "";
+    std::string why = ToolCallEntryProblem(c.tool_call_log[i], &field);
+    if (!why.empty()) return Bad(path + ".toolCallLog[" + std::to_string(i) + "]." + field, why);
   }
   return OkStatus();
 }

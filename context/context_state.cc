@@ -1,5 +1,6 @@
 #include "context/context_state.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "checkpoint/checkpoint_json.h"
@@ -295,40 +296,42 @@ StatusOr<ContextUpdate> ContextState::AppendToolCall(const json& entry) {
   auto e = ToolCallEntryFromJsonValue(entry, "");
   if (!e.ok()) return e.status();
   RedactToolCall(&*e);
-  ToolCallEntry normalized = NormalizeToolCallEntry(std::move(e).value());
+  ToolCallEntry added = NormalizeToolCallEntry(std::move(e).value());
+  // The schema's rules are per entry, and the rest of the summary was checked when it was set.
+  RETURN_IF_ERROR(ValidateToolCallEntry(added, ""));
+  // A tool call only appends to the log (dropping its oldest entry when it is full), and the
+  // journal records the entry alone. So the context is changed in place once the entry is
+  // durable, instead of through a copy of the whole context (Commit): a journal that refuses
+  // the entry leaves everything as it was.
   std::lock_guard<std::mutex> lock(mu_);
   if (frozen_) return ShuttingDown();
-  Content next = content_;
-  auto& log = next.summary.tool_call_log;
-  log.push_back(std::move(normalized));
-  if (log.size() > limits::kToolCallLogEntries) {
-    log.erase(log.begin(), log.end() - limits::kToolCallLogEntries);
+  auto& log = content_.summary.tool_call_log;
+  ContextUpdate u;
+  // Unchanged only when the full log holds nothing but this very entry.
+  const bool same = log.size() >= limits::kToolCallLogEntries &&
+                    std::all_of(log.begin(), log.end(),
+                                [&added](const ToolCallEntry& old) { return old == added; });
+  json added_json = same ? json() : ToolCallEntryToJsonValue(added);
+  if (journal_) {
+    std::string text =
+        same ? std::string() : added_json.dump(-1, ' ', false, json::error_handler_t::replace);
+    ASSIGN_OR_RETURN(journal_position_, journal_(JournalKind::kToolCall, text));
   }
-  Status valid = ValidateContextSummary(next.summary, "");
-  if (!valid.ok()) {
-    // Only the new entry can be at fault: report its fields without the log position.
-    std::string msg = valid.message();
-    size_t colon = msg.find(": ");
-    size_t dot = msg.find("].");
-    if (dot != std::string::npos && dot < colon) msg = msg.substr(dot + 2);
-    return InvalidArgumentError(msg);
+  u.journal_sequence = journal_position_.sequence;
+  if (!same) {
+    log.push_back(std::move(added));
+    json& encoded_log = encoded_["contextSummary"]["toolCallLog"];
+    encoded_log.push_back(std::move(added_json));
+    if (log.size() > limits::kToolCallLogEntries) {
+      log.erase(log.begin(), log.end() - limits::kToolCallLogEntries);
+      encoded_log.erase(encoded_log.begin(), encoded_log.end() - limits::kToolCallLogEntries);
+    }
+    u.changed = true;
+    ++revision_;
   }
-  json added;
-  return Commit(
-      std::move(next), JournalKind::kToolCall,
-      [&added](const Content& c) {
-        added = ToolCallEntryToJsonValue(c.summary.tool_call_log.back());
-        return added;
-      },
-      [&added](const Content& c, json* e) {
-        json& encoded_log = (*e)["contextSummary"]["toolCallLog"];
-        encoded_log.push_back(added.is_null()
-                                  ? ToolCallEntryToJsonValue(c.summary.tool_call_log.back())
-                                  : std::move(added));
-        if (encoded_log.size() > limits::kToolCallLogEntries) {
-          encoded_log.erase(encoded_log.begin(), encoded_log.end() - limits::kToolCallLogEntries);
-        }
-      });
+  u.revision = revision_;
+  u.tool_call_log_size = log.size();
+  return u;
 }
 
 void ContextState::Seed(const Checkpoint& cp) {

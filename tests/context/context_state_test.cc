@@ -307,5 +307,77 @@ TEST(SidecarContextStateTest, APatchKeepsTheToolCallLogWhateverHappens) {
             std::min(log.size() + 1, limits::kToolCallLogEntries));
 }
 
+// A tool call is applied in place (not through a copy of the context): the result equals
+// replacing the whole document with the entry appended to its log (redacted, cut, the newest 50
+// kept), the journal's effect folds the previous form into the new one, and a journal that
+// refuses the entry leaves everything as it was.
+TEST(SidecarContextStateTest, AToolCallEqualsAppendingToTheWholeDocument) {
+  Redactor redactor;
+  ContextState state;
+  state.set_redactor(&redactor);
+  std::string effect;
+  JournalKind effect_kind = JournalKind::kContextPut;
+  bool journal_fails = false;
+  state.set_journal([&](JournalKind kind, const std::string& payload) {
+    if (journal_fails) return StatusOr<JournalPosition>(UnavailableError("store down"));
+    effect_kind = kind;
+    effect = payload;
+    return StatusOr<JournalPosition>(JournalPosition{0, kJournalGenesisSha256});
+  });
+  ASSERT_TRUE(state.Replace(FixtureBody()).ok());
+  const std::string secret = " token=ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+  std::vector<json> calls;
+  for (int i = 0; i < 55; ++i) {
+    json call = ToolCall("tool-" + std::to_string(i), "in " + std::to_string(i) + secret);
+    if (i % 7 == 3) call["outputSummary"] = std::string(5000, 'o') + secret;  // cut
+    calls.push_back(call);
+  }
+  // A full log of one entry repeated, then that entry again: the content does not change.
+  for (int i = 0; i < 52; ++i) calls.push_back(ToolCall("same", "same input"));
+  for (size_t n = 0; n < calls.size(); ++n) {
+    const json before = state.ToJson();
+    const uint64_t revision = state.Snapshot().revision;
+    json whole = before;
+    json& log = whole["contextSummary"]["toolCallLog"];
+    log.push_back(calls[n]);
+    if (log.size() > limits::kToolCallLogEntries) {
+      log.erase(log.begin(), log.end() - limits::kToolCallLogEntries);
+    }
+    ContextState reference;
+    reference.set_redactor(&redactor);
+    ASSERT_TRUE(reference.Replace(whole).ok()) << n;
+    if (n % 10 == 5) {  // refused by the journal: nothing changes
+      journal_fails = true;
+      EXPECT_EQ(state.AppendToolCall(calls[n]).status().code(), StatusCode::kUnavailable) << n;
+      journal_fails = false;
+      EXPECT_TRUE(state.ToJson() == before) << n;
+      EXPECT_EQ(state.Snapshot().revision, revision) << n;
+    }
+    effect = "-";
+    auto u = state.AppendToolCall(calls[n]);
+    ASSERT_TRUE(u.ok()) << n << ": " << u.status().ToString();
+    EXPECT_EQ(effect_kind, JournalKind::kToolCall) << n;
+    EXPECT_TRUE(state.ToJson() == reference.ToJson()) << n;
+    EXPECT_TRUE(state.ToJson() == JsonOf(state.Snapshot())) << n;
+    EXPECT_EQ(u->tool_call_log_size, state.Snapshot().summary.tool_call_log.size()) << n;
+    EXPECT_EQ(u->changed, state.ToJson() != before) << n;
+    EXPECT_EQ(u->revision, revision + (u->changed ? 1 : 0)) << n;
+    if (u->changed) {
+      json folded = before;
+      JournalEntry entry;
+      entry.kind = JournalKind::kToolCall;
+      entry.payload = effect;
+      ASSERT_TRUE(ApplyJournalEntry(entry, &folded).ok()) << n;
+      EXPECT_TRUE(folded == state.ToJson()) << n;
+    } else {
+      EXPECT_EQ(effect, "") << n;
+    }
+  }
+  EXPECT_FALSE(state.AppendToolCall(ToolCall("same", "same input"))->changed);
+  // An entry at fault is named by its field alone.
+  const std::string message = state.AppendToolCall(ToolCall("")).status().message();
+  EXPECT_EQ(message.rfind("toolName: ", 0), 0u) << message;
+}
+
 }  // namespace
 }  // namespace agentckpt
