@@ -8,14 +8,21 @@
 // leaves behind (the nats-server deleting its replay consumers, the client's buffers) would always
 // land on the same next one. Prints totalMs and replayMs p50/p90/p99 per backlog and the ratio of
 // the largest to the smallest totalMs p99.
+// Every --restart-every rounds (default 250; 0: never) the nats-server is stopped with SIGTERM and
+// started again on the same store, and 5 rounds of warm-up follow: nats-server 2.9 keeps every
+// consumer ever created on a stream in its heap (see the comment at the restart), so one server
+// process serving thousands of restores is in a state no single sidecar restore meets, with a
+// garbage collector that scans more each second. The header line says the setting.
 //
-//   build/bin/replay_backlog_bench [--runs N] [--seed N]  (default 200 runs per backlog)
+//   build/bin/replay_backlog_bench [--runs N] [--seed N] [--restart-every N]
+//   (default 200 runs per backlog)
 #include <nats/nats.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -96,7 +103,22 @@ Status CreateDurableAt(jsCtx* js, const std::string& stream, const std::string& 
   return OkStatus();
 }
 
-int Run(int runs, unsigned seed) {
+// The nats-server's resident set size in kB (0 if unknown).
+long ServerRssKb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return 0;
+}
+
+// What restores one backlog: a replay source on the current connection and its Restorer.
+struct BacklogRestorer {
+  std::unique_ptr<JetStreamReplaySource> source;
+  std::unique_ptr<Restorer> restorer;
+};
+
+int Run(int runs, unsigned seed, int restart_every) {
   testing::NatsServerProcess nats;
   auto client = testing::JetStreamTestClient::Connect(nats.url());
   if (!client.ok()) return Fail(client.status().ToString());
@@ -107,14 +129,12 @@ int Run(int runs, unsigned seed) {
   std::printf(
       "Restorer dry runs: SQLite store, 16k reference checkpoint, %d runs per backlog, "
       "CKPT_REPLAY_MAX 50, deadline 5000 ms, nats-server on loopback, backlogs in turn in an "
-      "order shuffled each round (seed %u)\n",
-      runs, seed);
+      "order shuffled each round (seed %u), nats-server restarted every %d rounds%s\n",
+      runs, seed, restart_every, restart_every > 0 ? "" : " (never)");
   // The three backlogs are set up first, then restored in turn (one restore of each per round),
   // so that the machine's load, which varies over the run, weighs on the three alike.
   const std::vector<int> backlogs = {50, 10000, 100000};
   std::vector<std::string> agents;
-  std::vector<std::unique_ptr<JetStreamReplaySource>> sources;
-  std::vector<std::unique_ptr<Restorer>> restorers;
   for (int backlog : backlogs) {
     const std::string stream = "INBOX" + std::to_string(backlog);
     const std::string subject = "inbox." + stream + ".task";
@@ -143,31 +163,74 @@ int Run(int runs, unsigned seed) {
       return Fail(put.status().ToString());
     }
     agents.push_back(agent);
-    sources.push_back(std::make_unique<JetStreamReplaySource>((*client)->connection(),
-                                                              std::chrono::milliseconds(5000)));
-    RestoreOptions options;
-    options.dry_run = true;
-    restorers.push_back(std::make_unique<Restorer>(Env::Default(), store->get(),
-                                                   sources.back().get(), nullptr, options));
   }
 
   std::vector<Latencies> total(backlogs.size()), replay_phase(backlogs.size());
+  std::vector<BacklogRestorer> restorers(backlogs.size());
   std::mt19937 random(seed);
   std::vector<size_t> order(backlogs.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  for (int i = 0; i < runs + 5; ++i) {  // the first 5 rounds warm up
+  long rss_before_restart_kb = 0;
+  int restarts = 0;
+  for (int measured = 0, warm_up = 0; measured < runs;) {
+    // A fresh connection (and sources on it) after every restart of the server, then 5 rounds
+    // of warm-up that are not counted.
+    if (warm_up == 0 && restorers[0].restorer == nullptr) {
+      if (measured > 0) {
+        restorers.clear();
+        restorers.resize(backlogs.size());
+        client = testing::JetStreamTestClient::Connect(nats.url());
+        if (!client.ok()) return Fail(client.status().ToString());
+      }
+      for (size_t b = 0; b < backlogs.size(); ++b) {
+        restorers[b].source = std::make_unique<JetStreamReplaySource>(
+            (*client)->connection(), std::chrono::milliseconds(5000));
+        RestoreOptions options;
+        options.dry_run = true;
+        restorers[b].restorer = std::make_unique<Restorer>(
+            Env::Default(), store->get(), restorers[b].source.get(), nullptr, options);
+      }
+      warm_up = 5;
+    }
     std::shuffle(order.begin(), order.end(), random);
     for (size_t b : order) {
-      auto r = restorers[b]->Run(agents[b]);
+      auto r = restorers[b].restorer->Run(agents[b]);
       if (!r.ok()) return Fail(r.status().ToString());
       if (!r->replay_error.empty() || r->replayed != 50 || r->pending != 30 ||
           r->handled != static_cast<uint64_t>(backlogs[b] - 30)) {
         return Fail("unexpected replay: " + RestoredEventPayload(*r).dump());
       }
-      if (i < 5) continue;
+      if (warm_up > 0) continue;
       total[b].Add(r->timings.total_ms * 1000);
       replay_phase[b].Add(r->timings.replay_ms * 1000);
     }
+    if (warm_up > 0) {
+      --warm_up;
+      continue;
+    }
+    ++measured;
+    // nats-server 2.9 keeps every consumer ever created on a stream in the stream's signal list
+    // (a consumer's signal subscription is never removed; fixed in nats-server 2.10.0), so each
+    // restore's replay consumers stay in its heap: thousands of restores against one server
+    // process would measure its garbage collector scanning them, a state no sidecar's single
+    // restore meets. The server is stopped (SIGTERM) and started again on the same store now
+    // and then; the time that takes is not measured.
+    if (restart_every > 0 && measured % restart_every == 0 && measured < runs) {
+      if (restarts == 0) rss_before_restart_kb = ServerRssKb(nats.pid());
+      restorers.clear();
+      restorers.resize(backlogs.size());
+      client->reset();  // closes the connection before the server goes
+      nats.Stop();
+      nats.Restart();
+      ++restarts;
+    }
+  }
+  if (restarts > 0) {
+    std::printf("nats-server restarts: %d (its RSS before the first: %.1f MB)\n", restarts,
+                static_cast<double>(rss_before_restart_kb) / 1024.0);
+  } else {
+    std::printf("nats-server RSS at the end: %.1f MB\n",
+                static_cast<double>(ServerRssKb(nats.pid())) / 1024.0);
   }
   std::vector<double> p99s;
   for (size_t b = 0; b < backlogs.size(); ++b) {
@@ -187,9 +250,11 @@ int Run(int runs, unsigned seed) {
 int main(int argc, char** argv) {
   int runs = 200;
   unsigned seed = 20261126;
+  int restart_every = 250;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seed")) seed = static_cast<unsigned>(std::atoll(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--restart-every")) restart_every = std::atoi(argv[i + 1]);
   }
-  return agentckpt::bench::Run(runs, seed);
+  return agentckpt::bench::Run(runs, seed, restart_every);
 }

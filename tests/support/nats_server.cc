@@ -124,6 +124,21 @@ void NatsServerProcess::Kill() {
   pid_ = -1;
 }
 
+void NatsServerProcess::Stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  Kill();
+}
+
 void NatsServerProcess::Restart() {
   Kill();
   if (!Start()) {

@@ -28,7 +28,11 @@ class NatsServerProcess {
 
   // SIGKILLs the server and reaps it.
   void Kill();
-  // Starts it again on the same port and store directory (after Kill), waiting until ready.
+  // Stops the server as an operator would (SIGTERM: it flushes its streams' and consumers' state
+  // and exits), reaps it; SIGKILLs it if it has not exited within 10 s.
+  void Stop();
+  // Starts it again on the same port and store directory (after Kill or Stop; SIGKILLs it first
+  // if it still runs), waiting until ready.
   void Restart();
 
  private:
