@@ -22,7 +22,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -30,6 +29,7 @@
 #include <vector>
 
 #include "bench/common/percentiles.h"
+#include "bench/common/process_stats.h"
 #include "checkpoint/canonical.h"
 #include "common/env.h"
 #include "replay/jetstream_replay.h"
@@ -103,15 +103,6 @@ Status CreateDurableAt(jsCtx* js, const std::string& stream, const std::string& 
   return OkStatus();
 }
 
-// The nats-server's resident set size in kB (0 if unknown).
-long ServerRssKb(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
-  }
-  return 0;
-}
-
 // What restores one backlog: a replay source on the current connection and its Restorer.
 struct BacklogRestorer {
   std::unique_ptr<JetStreamReplaySource> source;
@@ -176,9 +167,7 @@ int Run(int runs, unsigned seed, int restart_every) {
     // A fresh connection (and sources on it) after every restart of the server, then 5 rounds
     // of warm-up that are not counted.
     if (warm_up == 0 && restorers[0].restorer == nullptr) {
-      if (measured > 0) {
-        restorers.clear();
-        restorers.resize(backlogs.size());
+      if (measured > 0) {  // after a restart: the old sources are gone with the old connection
         client = testing::JetStreamTestClient::Connect(nats.url());
         if (!client.ok()) return Fail(client.status().ToString());
       }
@@ -216,7 +205,7 @@ int Run(int runs, unsigned seed, int restart_every) {
     // restore meets. The server is stopped (SIGTERM) and started again on the same store now
     // and then; the time that takes is not measured.
     if (restart_every > 0 && measured % restart_every == 0 && measured < runs) {
-      if (restarts == 0) rss_before_restart_kb = ServerRssKb(nats.pid());
+      if (restarts == 0) rss_before_restart_kb = ResidentSetKb(nats.pid());
       restorers.clear();
       restorers.resize(backlogs.size());
       client->reset();  // closes the connection before the server goes
@@ -230,7 +219,7 @@ int Run(int runs, unsigned seed, int restart_every) {
                 static_cast<double>(rss_before_restart_kb) / 1024.0);
   } else {
     std::printf("nats-server RSS at the end: %.1f MB\n",
-                static_cast<double>(ServerRssKb(nats.pid())) / 1024.0);
+                static_cast<double>(ResidentSetKb(nats.pid())) / 1024.0);
   }
   std::vector<double> p99s;
   for (size_t b = 0; b < backlogs.size(); ++b) {

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/process_stats.h"
 #include "tests/sidecar/sidecar_process.h"
 #include "tests/support/jetstream_fixture.h"
 #include "tests/support/nats_server.h"
@@ -36,6 +37,7 @@
 
 namespace {
 
+using agentckpt::bench::ResidentSetKb;
 using agentckpt::testing::FixtureContextBody;
 using agentckpt::testing::HttpCall;
 using agentckpt::testing::JetStreamTestClient;
@@ -58,15 +60,6 @@ void PrintLatencies(const std::vector<double>& client_ms, const std::vector<doub
   std::printf("  sidecar durationMs: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
               Percentile(server_ms, 0.50), Percentile(server_ms, 0.99),
               *std::max_element(server_ms.begin(), server_ms.end()));
-}
-
-long RssKb(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
-  }
-  return -1;
 }
 
 // utime + stime of the process, in clock ticks.
@@ -255,7 +248,7 @@ int main(int argc, char** argv) {
   double cpu_s =
       static_cast<double>(ticks_after - ticks_before) / static_cast<double>(sysconf(_SC_CLK_TCK));
   std::printf("idle after the run: RSS %.1f MB, CPU %.3f s over %d s (%.2f%%)\n",
-              static_cast<double>(RssKb(sidecar.pid())) / 1024.0, cpu_s, idle_s,
+              static_cast<double>(ResidentSetKb(sidecar.pid())) / 1024.0, cpu_s, idle_s,
               100.0 * cpu_s / idle_s);
 
   // A fresh sidecar that has only started (no context yet), for the idle baseline.
@@ -273,7 +266,8 @@ int main(int argc, char** argv) {
     long t1 = CpuTicks(fresh.pid());
     double s = static_cast<double>(t1 - t0) / static_cast<double>(sysconf(_SC_CLK_TCK));
     std::printf("idle fresh sidecar: RSS %.1f MB, CPU %.3f s over %d s (%.2f%%)\n",
-                static_cast<double>(RssKb(fresh.pid())) / 1024.0, s, idle_s, 100.0 * s / idle_s);
+                static_cast<double>(ResidentSetKb(fresh.pid())) / 1024.0, s, idle_s,
+                100.0 * s / idle_s);
   }
   fresh.Signal(SIGTERM);
   sidecar.Signal(SIGTERM);
