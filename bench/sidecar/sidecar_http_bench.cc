@@ -10,7 +10,9 @@
 //      work): the client's own share of a round trip. Each Node client is timed twice: in its
 //      first calls (a fresh process, whose JIT compiler is still at work on the client's and
 //      undici's code and competes with the sidecar for the cores) and after 5,000 calls (the
-//      steady state of a long-running agent); node_checkpoint_client.mjs says why.
+//      steady state of a long-running agent); node_checkpoint_client.mjs says why. After each
+//      Node client, the same client against a zero-work server (client_floor.h): what the client
+//      and the transport cost by themselves, in the same run.
 //   2. Idle: resident set size and CPU time used over a few seconds with no requests.
 // Usage: sidecar_http_bench [calls] [idle_seconds]
 #include <cpprest/http_client.h>
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "bench/common/process_stats.h"
+#include "bench/sidecar/client_floor.h"
 #include "tests/sidecar/sidecar_process.h"
 #include "tests/support/jetstream_fixture.h"
 #include "tests/support/nats_server.h"
@@ -141,6 +144,14 @@ void PrintNodeWindow(const nlohmann::json& w) {
   }
 }
 
+// One line of client round trips only (the zero-work server reports no durationMs).
+void PrintClientOnly(const char* what, const nlohmann::json& ms_json) {
+  std::vector<double> ms = ms_json.get<std::vector<double>>();
+  if (ms.empty()) return;
+  std::printf("  %s round trip: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n", what,
+              Percentile(ms, 0.50), Percentile(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -181,6 +192,7 @@ int main(int argc, char** argv) {
   web::http::client::http_client client("http://127.0.0.1:" + std::to_string(port));
   std::vector<double> client_ms, server_ms;
   int64_t size = 0;
+  std::string last_reply;  // the sidecar's last checkpoint reply, for the zero-work server
   for (int i = 0; i < calls + 20; ++i) {  // the first 20 warm up and are not counted
     web::http::http_request req(web::http::methods::POST);
     req.set_request_uri("/v1/checkpoints");
@@ -195,6 +207,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (i < 20) continue;
+    last_reply = body;
     auto j = nlohmann::json::parse(body);
     client_ms.push_back(ms);
     server_ms.push_back(j["durationMs"].get<double>());
@@ -207,38 +220,53 @@ int main(int argc, char** argv) {
   split_cpp.PrintSince(split_start);
 
   // The same from a Node client, when node is on PATH: first with fetch (undici), then with
-  // node:http on a keep-alive agent (the TypeScript client's transport for http://).
+  // node:http on a keep-alive agent (the TypeScript client's transport for http://). After each,
+  // the same client against a zero-work server answering the sidecar's own replies at once
+  // (client_floor.h): the client's and the transport's share of a round trip, measured in the
+  // same run.
+  agentckpt::bench::ZeroWorkServer zero(last_reply, HttpCall(port, "GET", "/healthz", "").body);
+  bool zero_up = zero.Start();
   TimeSplit split_prev = split_cpp;
   for (const char* transport : {"fetch", "http"}) {
-    std::string node_cmd = std::string("node '") + AGENTCKPT_BENCH_DIR +
-                           "/node_checkpoint_client.mjs' " + std::to_string(port) + " " +
-                           std::to_string(calls) + " " + transport + " 2>&1";
-    FILE* node = ::popen(node_cmd.c_str(), "r");
-    if (node == nullptr) break;
-    std::string out;
-    char buf[65536];
-    while (size_t n = std::fread(buf, 1, sizeof buf, node)) out.append(buf, n);
-    int rc = ::pclose(node);
-    auto j = nlohmann::json::parse(out, nullptr, false);
-    if (rc != 0 || !j.is_object()) {
-      std::printf("node client (%s): not run (%s)\n", transport, out.substr(0, 200).c_str());
+    std::string why;
+    auto j = agentckpt::bench::RunNodeClient(AGENTCKPT_BENCH_DIR, port, calls, transport, &why);
+    if (!j) {
+      std::printf("node client (%s): not run (%s)\n", transport, why.c_str());
       continue;
     }
     const char* name = std::string(transport) == "fetch" ? "fetch" : "node:http";
     std::printf("Node client, %s (keep-alive), %d calls after 20 warm-up calls (a fresh process)\n",
                 name, calls);
-    PrintNodeWindow(j);
-    if (j.contains("steady")) {
+    PrintNodeWindow(*j);
+    if (j->contains("steady")) {
       std::printf(
           "Node client, %s (keep-alive), %d calls after %d calls of the same process "
           "(steady state)\n",
-          name, calls, j.value("steadyAfter", 0));
-      PrintNodeWindow(j["steady"]);
+          name, calls, j->value("steadyAfter", 0));
+      PrintNodeWindow((*j)["steady"]);
     }
     TimeSplit split_node = TimeSplit::Read(port);
     std::printf("  (over all of this client's calls)\n");
     split_node.PrintSince(split_prev);
     split_prev = split_node;
+    if (!zero_up) continue;
+    auto z =
+        agentckpt::bench::RunNodeClient(AGENTCKPT_BENCH_DIR, zero.port(), calls, transport, &why);
+    if (!z) {
+      std::printf("node client (%s) against the zero-work server: not run (%s)\n", transport,
+                  why.c_str());
+      continue;
+    }
+    std::printf(
+        "The same Node client, %s, against a zero-work server (the sidecar's HTTP server "
+        "answering its captured replies at once: no store, no NATS), %d calls each\n",
+        name, calls);
+    PrintClientOnly("fresh process, POST /v1/checkpoints", (*z)["clientMs"]);
+    PrintClientOnly("fresh process, GET /healthz", (*z)["healthzMs"]);
+    if (z->contains("steady")) {
+      PrintClientOnly("steady state, POST /v1/checkpoints", (*z)["steady"]["clientMs"]);
+      PrintClientOnly("steady state, GET /healthz", (*z)["steady"]["healthzMs"]);
+    }
   }
 
   std::this_thread::sleep_for(std::chrono::seconds(1));
