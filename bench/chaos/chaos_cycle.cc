@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "bench/chaos/chaos_run.h"
+#include "bench/chaos/chaos_run_internal.h"
 #include "examples/reference_agent/sidecar_client.h"
 #include "examples/reference_agent/task_model.h"
 
@@ -18,14 +19,8 @@ using reference_agent::WallMillis;
 using agentckpt::Status;
 
 namespace {
-constexpr int kRestoreWaitMs = 30000;
-constexpr int kNatsRetryMs = 30000;  // as in chaos_run.cc
 // A nats-server kill or restart this long before the crash may still show in a consumer's state.
 constexpr double kNodeEventWindowMs = 30000;
-void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-void AddNote(CycleRow* row, const std::string& note) {
-  row->note += (row->note.empty() ? "" : "; ") + note;
-}
 // The phase timings of a checkpoint.restored payload.
 json RestorePhases(const json& restored) {
   json phases = json::object();
