@@ -6,6 +6,7 @@ import type { AgentCkptClient } from "./client.js";
 import type { Effect } from "./types.js";
 import type { ErrorSink } from "./langgraph.js";
 import { sendEndRecord } from "./end_record.js";
+import { RecordedFailureError } from "./errors.js";
 
 /** What Mastra passes to beforeToolCall (ToolHookContext). */
 export interface MastraToolHookContext {
@@ -60,7 +61,8 @@ const json = (v: unknown) => {
  * Tool hooks that give a Mastra agent's tool calls the ledger's promise: beforeToolCall begins
  * the call (one durable round trip; key "mastra:" + the model's tool call id, else derived from
  * the tool name and the input's SHA-256); a key already completed skips the tool and returns the
- * recorded output (proceed: false); an open key (outcome unknown after a crash) throws
+ * recorded output (proceed: false), or, if the call failed, throws RecordedFailureError with the
+ * recorded result; an open key (outcome unknown after a crash) throws
  * OutcomeUnknownError, so the tool is not run again before someone reconciles it. afterToolCall
  * ends the call with its output or error. A sidecar that cannot be reached never stops the tool:
  * the failure goes to onError.
@@ -104,7 +106,7 @@ export function agentCkptToolHooks(client: AgentCkptClient, options: MastraLedge
         return;
       }
       if (begun.state === "completed") {
-        if (!begun.result.success) throw new Error(`recorded failure: ${begun.result.outputSummary}`);
+        if (!begun.result.success) throw new RecordedFailureError(begun.callId, begun.result);
         try {
           return { proceed: false, output: decode(begun.result.outputSummary) };
         } catch {

@@ -1,14 +1,14 @@
 // The Mastra tool hooks of @agentckpt/client with the real @mastra/core Agent, driven by a
 // scripted language model (no network), against a real sidecar: a tool call is recorded in the
 // ledger; the same tool call id again is answered from the ledger without running the tool; a
-// call begun before a SIGKILL of the sidecar is outcome_unknown after the restart and the tool
-// is not run again.
+// call recorded as failed is not run again and throws RecordedFailureError; a call begun before a
+// SIGKILL of the sidecar is outcome_unknown after the restart and the tool is not run again.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Agent } from "@mastra/core/agent";
 import { createTool } from "@mastra/core/tools";
-import { AgentCkptClient } from "@agentckpt/client";
+import { AgentCkptClient, RecordedFailureError } from "@agentckpt/client";
 import { agentCkptToolHooks } from "@agentckpt/client/mastra";
 import { useSidecar } from "../harness.mjs";
 
@@ -122,4 +122,27 @@ test("a call begun before a SIGKILL of the sidecar is outcome_unknown and not ru
   assert.equal(sent.length, before, "the tool was not run again");
   const unknown = (await fx.client.listToolCalls("outcome_unknown")).calls;
   assert.ok(unknown.some((c) => c.idempotencyKey === "mastra:m-2" && c.callId === begun.callId));
+});
+
+test("a call recorded as failed is not run again: the hook throws RecordedFailureError", async () => {
+  const begun = await fx.client.beginToolCall({ toolName: "sendEmail", effect: "write", idempotencyKey: "mastra:m-3" });
+  assert.equal(begun.state, "started");
+  await fx.client.endToolCall(begun.callId, { success: false, outputSummary: "mailbox full" });
+  const hooks = agentCkptToolHooks(fx.client);
+  await assert.rejects(
+    hooks.beforeToolCall({ toolName: "sendEmail", input: { to: "x@example.com", subject: "Launch" }, context: { toolCallId: "m-3" } }),
+    (e) => {
+      assert.ok(e instanceof RecordedFailureError, `not a RecordedFailureError: ${e}`);
+      assert.equal(e.callId, begun.callId);
+      assert.equal(e.result.success, false);
+      assert.equal(e.result.outputSummary, "mailbox full");
+      return true;
+    },
+  );
+  const before = sent.length;
+  await agentWith([call("m-3", "x@example.com"), { text: "not sent" }], hooks)
+    .generate("send it", { maxSteps: 3 })
+    .catch(() => undefined);
+  assert.equal(sent.length, before, "the tool was not run again");
+  assert.deepEqual(hooks.errors, []);
 });
