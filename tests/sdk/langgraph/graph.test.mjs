@@ -186,6 +186,15 @@ test("SIGKILL of the sidecar while a tool runs: restoration names task and plan,
   run.catch(() => undefined);
   await inside; // publish has begun (durably) and is in flight
   await handler.flush(); // write_file's end record, sent in the background, has landed
+  // LangGraph's default durability ("async") saves a step's checkpoint, and so sends its PATCH,
+  // while the next step runs: the plan is acknowledged once the sidecar's context has it. Only
+  // what was acknowledged before the kill is promised back.
+  for (let i = 0; ; i++) {
+    const ctx = await fx.client.getContext();
+    if (ctx.activeTask?.taskId === "release-1-3" && JSON.stringify(ctx.contextSummary.planOutline) === JSON.stringify(kPlan)) break;
+    assert.ok(i < 600, `the plan never reached the sidecar: ${JSON.stringify(ctx)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
   await fx.sidecar.restart();
   await fx.sidecar.ready();
   const restored = await fx.client.restoration();
