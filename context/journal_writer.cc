@@ -103,6 +103,8 @@ void JournalWriter::CommitLocked(std::unique_lock<std::mutex>& lock) {
   std::vector<JournalEntry> batch;
   batch.swap(pending_);
   const int64_t through = batch.back().sequence;
+  ++commits_;
+  commit_through_ = through;
   // Entries a checkpoint already includes are durable through it.
   batch.erase(batch.begin(), std::find_if(batch.begin(), batch.end(), [&](const JournalEntry& e) {
                 return e.sequence > checkpointed_;
@@ -154,11 +156,12 @@ void JournalWriter::CommitLocked(std::unique_lock<std::mutex>& lock) {
     LogError("journal append failed",
              {{"agentId", options_.agent_id}, {"reason", st.ToString()}, {"from", failed_from_}});
   }
-  // One wake-up of the waiters per commit: those now durable return, and unless a checkpoint
-  // must be forced first, one of the others becomes the next committer at once.
+  // Those now durable return, and unless a checkpoint must be forced first, one waiter of the
+  // next group becomes its committer at once (a failed append wakes every waiter: all of them
+  // fail).
   const bool force = !force_reason.empty() && force_checkpoint_;
   if (!force) committing_ = false;
-  cv_.notify_all();
+  WakeWaitersLocked(/*everyone=*/!st.ok());
   if (!request_reason.empty()) {
     // The checkpoint is written elsewhere; nobody waits for it.
     auto request = request_checkpoint_;
@@ -174,8 +177,21 @@ void JournalWriter::CommitLocked(std::unique_lock<std::mutex>& lock) {
     force_checkpoint(force_reason);
     lock.lock();
     committing_ = false;
-    cv_.notify_all();
+    WakeWaitersLocked(/*everyone=*/false);
   }
+}
+
+void JournalWriter::WakeWaitersLocked(bool everyone) {
+  cv_.notify_all();  // the async flusher and Close
+  if (everyone) {
+    group_cv_[0].notify_all();
+    group_cv_[1].notify_all();
+    return;
+  }
+  // The group just committed returns; of those waiting for the next group, one becomes its
+  // committer (the others sleep on until that commit ends).
+  group_cv_[commits_ % 2].notify_all();
+  if (!committing_ && !pending_.empty()) group_cv_[(commits_ + 1) % 2].notify_one();
 }
 
 StatusOr<JournalAck> JournalWriter::Await(int64_t sequence) {
@@ -208,7 +224,8 @@ StatusOr<JournalAck> JournalWriter::AwaitDurable(int64_t sequence) {
       CommitLocked(lock);
       continue;
     }
-    cv_.wait(lock);
+    // The commit in progress includes `sequence`, or the next one will.
+    group_cv_[(sequence <= commit_through_ ? commits_ : commits_ + 1) % 2].wait(lock);
   }
 }
 
@@ -237,13 +254,13 @@ void JournalWriter::CheckpointWritten(int64_t sequence) {
     broken_ = OkStatus();
     failed_from_ = 0;
   }
-  cv_.notify_all();
+  WakeWaitersLocked(/*everyone=*/true);
 }
 
 void JournalWriter::Fence(const Status& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   if (fenced_.ok()) fenced_ = FailedPreconditionError(reason.message());
-  cv_.notify_all();
+  WakeWaitersLocked(/*everyone=*/true);
 }
 
 Status JournalWriter::Close() {

@@ -127,6 +127,9 @@ class JournalWriter {
   StatusOr<JournalAck> AwaitDurable(int64_t sequence);
   // Appends pending_ as one group; called with `lock` held, releases it during the store call.
   void CommitLocked(std::unique_lock<std::mutex>& lock);
+  // After a commit: wakes its group's waiters and one waiter of the next group (its committer),
+  // or, when `everyone`, every waiter.
+  void WakeWaitersLocked(bool everyone);
   void FlushLoop();
 
   Env* env_;
@@ -134,7 +137,13 @@ class JournalWriter {
   JournalOptions options_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;  // the async flusher and Close wait here
+  // Sync-mode waiters: those of commit number n wait on group_cv_[n % 2] (at most the commit in
+  // progress and the next one have waiters), so a commit wakes only the waiters it made durable
+  // and the next group's committer, not the whole next group.
+  std::condition_variable group_cv_[2];
+  int64_t commits_ = 0;         // commits started
+  int64_t commit_through_ = 0;  // the last sequence of the newest commit started
   bool active_ = false;
   bool closed_ = false;
   std::optional<LeaseToken> lease_;

@@ -170,6 +170,42 @@ TEST_F(JournalWriterTest, ConcurrentUpdatesShareOneCommit) {
   EXPECT_EQ(Restored(), context_.ToJson());
 }
 
+// Eight writers updating at once, so that commits follow each other with waiters of two groups
+// asleep (the group being committed and the next one, whose committer a commit wakes alone):
+// every update is acknowledged durable, none is appended twice, and the store restores the live
+// context. A lost wake-up would leave a writer waiting for ever (the test's timeout).
+TEST_F(JournalWriterTest, WritersOfSuccessiveGroupsAreAllAcknowledgedDurable) {
+  Open(dir_.File("s.db"));
+  Activate();
+  constexpr int kWriters = 8;
+  constexpr int kEach = 150;
+  std::atomic<int> durable{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < kEach; ++i) {
+        auto u = context_.MergePatch(json{{"contextSummary", {{"completedSteps", w * kEach + i}}},
+                                          {"activeTask",
+                                           {{"taskId", "t" + std::to_string(w)},
+                                            {"title", "writer"},
+                                            {"phase", "executing"},
+                                            {"progress", i % 100},
+                                            {"startedAt", "2026-11-27T00:00:00Z"}}}});
+        if (!u.ok()) continue;
+        auto ack = journal_->Await(u->journal_sequence);
+        if (ack.ok() && ack->durable) ++durable;
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  EXPECT_EQ(durable.load(), kWriters * kEach);
+  int appended = 0;
+  for (int n : store_->batches) appended += n;
+  EXPECT_EQ(appended, journal_->head().sequence);  // each entry appended once
+  EXPECT_EQ(journal_->durable_sequence(), journal_->head().sequence);
+  EXPECT_EQ(Restored(), context_.ToJson());
+}
+
 TEST_F(JournalWriterTest, AFailedAppendIsNotAcknowledgedAndACheckpointRepairsTheJournal) {
   Open(dir_.File("s.db"));
   Activate();
