@@ -75,10 +75,10 @@ Status ReadTail(JsApiInbox* inbox, const std::string& stream, const std::string&
     const int64_t left_ms = deadline.RemainingMillis();
     if (left_ms == 0) return ReadDeadlineExceeded();
     const uint64_t batch = std::min<uint64_t>(kFetchBatch, expected - window->seen());
-    const nlohmann::json request = {{"batch", batch},
-                                    {"max_bytes", max_bytes},
-                                    {"no_wait", true},
-                                    {"expires", left_ms * 1000 * 1000}};
+    // no_wait without "expires": nats-server 2.9 turns a no_wait request that also carries an
+    // expiry into one that waits for it when the reader has no message at that moment (one whose
+    // range holds only other subjects' messages), so a replay waited out its whole deadline.
+    const nlohmann::json request = {{"batch", batch}, {"max_bytes", max_bytes}, {"no_wait", true}};
     ASSIGN_OR_RETURN(int tag, inbox->Send(next, request.dump()));
     RETURN_IF_ERROR(inbox->Flush(left_ms));
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(left_ms);

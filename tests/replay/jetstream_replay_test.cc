@@ -286,6 +286,41 @@ TEST_F(JetStreamReplayTest, DurableWithoutFilterReadsTheWholeStream) {
             (std::vector<std::string>{inbox_ + ".tasks", prefix_ + ".other.x"}));
 }
 
+// A stream shared with other agents: the newest message after the checkpoint is often not this
+// agent's. Each fetch ends when the reader has no more (nats-server 2.9 held a no_wait fetch that
+// also carried an expiry open until it expired), so a replay takes round trips, never the read
+// deadline. The deadline here is 60 s; the bound checked is half of it, far above the
+// milliseconds the replay needs, so the check does not depend on this machine's speed.
+TEST_F(JetStreamReplayTest, AStreamSharedWithOtherAgentsIsReadWithoutWaitingOutTheDeadline) {
+  CreateInboxStream(inbox_ + ".>");
+  std::vector<uint64_t> own;
+  for (int i = 1; i <= 6; ++i) {
+    own.push_back(Publish(inbox_ + ".tasks", "task " + std::to_string(i)));
+    Publish(prefix_ + ".other.agent2", "theirs " + std::to_string(i));  // the newest is theirs
+  }
+  AckThrough(own[3]);
+  constexpr auto kLongDeadline = std::chrono::seconds(60);
+  JetStreamReplaySource source(client_->connection(), kLongDeadline);
+
+  const auto start = std::chrono::steady_clock::now();
+  auto some_own = source.ReadSince(Position(own[1]), 50, 2048);     // own messages 3..6 after it
+  auto only_theirs = source.ReadSince(Position(own[5]), 50, 2048);  // only theirs after it
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+
+  ASSERT_TRUE(some_own.ok()) << some_own.status().ToString();
+  EXPECT_FALSE(some_own->partial) << some_own->partial_reason;
+  ASSERT_EQ(some_own->messages.size(), 4u);
+  EXPECT_EQ(some_own->messages.front().data, "task 3");
+  EXPECT_EQ(some_own->messages.back().data, "task 6");
+  EXPECT_EQ(some_own->handled_count, 2u);
+  EXPECT_EQ(some_own->pending_count, 2u);
+  ASSERT_TRUE(only_theirs.ok()) << only_theirs.status().ToString();
+  EXPECT_FALSE(only_theirs->partial) << only_theirs->partial_reason;
+  EXPECT_TRUE(only_theirs->messages.empty());
+  EXPECT_EQ(only_theirs->pending_count, 0u);
+  EXPECT_LT(elapsed, kLongDeadline / 2);
+}
+
 TEST_F(JetStreamReplayTest, NothingAfterTheCheckpointIsAnEmptyReplay) {
   CreateInboxStream(inbox_ + ".>");
   auto seqs = client_->PublishN(inbox_ + ".tasks", 3, "m");
