@@ -42,7 +42,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Require(EncodeJournalEntry(raw) == EncodeJournalEntryWithLibrary(raw),
           "EncodeJournalEntry(x) == EncodeJournalEntryWithLibrary(x)");
   auto entry = DecodeJournalEntry(text);
+  auto by_library = DecodeJournalEntryWithLibrary(text);
+  Require(entry.ok() == by_library.ok(), "DecodeJournalEntry accepts what the library decode does");
   if (!entry.ok()) return 0;
+  Require(*entry == *by_library, "DecodeJournalEntry(x) == DecodeJournalEntryWithLibrary(x)");
   Require(EncodeJournalEntry(*entry) == EncodeJournalEntryWithLibrary(*entry),
           "the stored form of a decoded entry is the library's");
   auto again = DecodeJournalEntry(EncodeJournalEntry(*entry));

@@ -1,5 +1,7 @@
 #include "journal/journal_entry.h"
 
+#include <simdjson.h>
+
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/json_value.h"
@@ -10,14 +12,6 @@ namespace agentckpt {
 
 const char kJournalGenesisSha256[] =
     "0000000000000000000000000000000000000000000000000000000000000000";
-
-namespace {
-
-bool IsHex64(const std::string& s) {
-  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
-}  // namespace
 
 std::string_view JournalKindName(JournalKind kind) {
   switch (kind) {
@@ -127,7 +121,7 @@ std::string EncodeJournalEntry(const JournalEntry& e) {
   return ok ? out : EncodeJournalEntryWithLibrary(e);
 }
 
-StatusOr<JournalEntry> DecodeJournalEntry(std::string_view text) {
+StatusOr<JournalEntry> DecodeJournalEntryWithLibrary(std::string_view text) {
   StatusOr<nlohmann::json> parsed = ParseJsonValue(text);
   if (!parsed.ok() || !parsed->is_object()) {
     return DataLossError("journal entry: not a JSON object");
@@ -168,7 +162,87 @@ StatusOr<JournalEntry> DecodeJournalEntry(std::string_view text) {
   e.payload = j["payload"].get<std::string>();
   e.prev_sha256 = j["prevSha256"].get<std::string>();
   e.sha256 = j["sha256"].get<std::string>();
-  if (!IsHex64(e.prev_sha256) || !IsHex64(e.sha256)) return bad("hashes: expected 64 hex digits");
+  if (!IsSha256Hex(e.prev_sha256) || !IsSha256Hex(e.sha256))
+    return bad("hashes: expected 64 hex digits");
+  return e;
+}
+
+namespace {
+
+// The stored form's fields, in the order DecodeJournalEntry reports a missing one.
+constexpr const char* kEntryFields[] = {"v",       "agentId",   "sequence",   "epoch", "kind",
+                                        "payload", "timestamp", "prevSha256", "sha256"};
+constexpr int kFieldCount = sizeof(kEntryFields) / sizeof(kEntryFields[0]);
+enum Field { kV, kAgentId, kSequence, kEpoch, kKind, kPayload, kTimestamp, kPrevSha256, kSha256 };
+
+int FieldIndex(std::string_view key) {
+  for (int i = 0; i < kFieldCount; ++i) {
+    if (key == kEntryFields[i]) return i;
+  }
+  return -1;
+}
+
+// An integer field: false unless `e` is an integer in [min, INT64_MAX] (a double such as 1.0 is
+// not one, as in nlohmann::json's is_number_integer).
+bool IntegerOf(simdjson::dom::element e, int64_t min, int64_t* out) {
+  int64_t x = 0;
+  if (e.get_int64().get(x) || x < min) return false;
+  *out = x;
+  return true;
+}
+
+}  // namespace
+
+// Restore decodes every entry of the tail, so this reads simdjson's DOM directly: building an
+// nlohmann::json object first (a std::map and a copy of the payload) and then looking each field
+// up in it was two fifths of a 1,000-entry restore. It accepts exactly what
+// DecodeJournalEntryWithLibrary accepts (a key given twice keeps its last value, as there), which
+// the journal entry fuzzer checks.
+StatusOr<JournalEntry> DecodeJournalEntry(std::string_view text) {
+  auto bad = [](const std::string& what) { return DataLossError("journal entry: " + what); };
+  thread_local simdjson::dom::parser parser;  // keeps its buffers between calls
+  simdjson::dom::object object;
+  if (parser.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(object)) {
+    return bad("not a JSON object");
+  }
+  simdjson::dom::element fields[kFieldCount];
+  unsigned present = 0;
+  for (simdjson::dom::key_value_pair member : object) {
+    int i = FieldIndex(member.key);
+    if (i < 0) return bad("unexpected or missing fields");
+    fields[i] = member.value;  // a key given twice: the last one counts
+    present |= 1u << i;
+  }
+  for (int i = 0; i < kFieldCount; ++i) {
+    if ((present & (1u << i)) == 0) return bad(std::string("missing ") + kEntryFields[i]);
+  }
+  int64_t version = 0;
+  if (!IntegerOf(fields[kV], 1, &version) || version != 1) return bad("unsupported version");
+  JournalEntry e;
+  if (!IntegerOf(fields[kSequence], 1, &e.sequence)) {
+    return bad("sequence: expected an integer >= 1");
+  }
+  if (!IntegerOf(fields[kEpoch], 0, &e.epoch)) return bad("epoch: expected an integer >= 0");
+  if (!IntegerOf(fields[kTimestamp], 0, &e.timestamp_ms)) {
+    return bad("timestamp: expected an integer");
+  }
+  std::string_view strings[kFieldCount];
+  for (int i : {kAgentId, kKind, kPayload, kPrevSha256, kSha256}) {
+    if (fields[i].get_string().get(strings[i])) {
+      return bad(std::string(kEntryFields[i]) + ": expected a string");
+    }
+  }
+  e.agent_id = strings[kAgentId];
+  if (e.agent_id.empty() || e.agent_id.find('\n') != std::string::npos) return bad("agentId");
+  auto kind = ParseJournalKind(strings[kKind]);
+  if (!kind) return bad("kind: unknown \"" + std::string(strings[kKind]) + "\"");
+  e.kind = *kind;
+  e.payload = strings[kPayload];
+  e.prev_sha256 = strings[kPrevSha256];
+  e.sha256 = strings[kSha256];
+  if (!IsSha256Hex(e.prev_sha256) || !IsSha256Hex(e.sha256)) {
+    return bad("hashes: expected 64 hex digits");
+  }
   return e;
 }
 

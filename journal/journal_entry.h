@@ -76,6 +76,10 @@ std::string EncodeJournalEntryWithLibrary(const JournalEntry& e);
 // Does not verify the hash (VerifyJournalEntry does). kDataLoss naming the problem. Never throws.
 StatusOr<JournalEntry> DecodeJournalEntry(std::string_view text);
 
+// The same decode through nlohmann::json (ParseJsonValue): DecodeJournalEntry's reference in the
+// fuzzer and in tests, which must accept and return exactly the same entries.
+StatusOr<JournalEntry> DecodeJournalEntryWithLibrary(std::string_view text);
+
 // The stored size of an entry, as counted against CKPT_JOURNAL_MAX_BYTES.
 inline int64_t JournalEntryBytes(const JournalEntry& e) {
   return static_cast<int64_t>(e.payload.size() + e.agent_id.size() + 200);

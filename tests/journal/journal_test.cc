@@ -125,6 +125,55 @@ TEST(JournalEntryTest, DecodeRejectsMalformedEntries) {
       DecodeJournalEntry(std::string(EncodeJournalEntry(c.entries[0])).substr(0, 40)).ok());
 }
 
+TEST(JournalEntryTest, DecodeAcceptsExactlyWhatTheLibraryDecodeAccepts) {
+  Chain c;
+  const std::string good = EncodeJournalEntry(c.Add(JournalKind::kToolCall, ToolCall("t")));
+  auto with = [&](const std::string& key, const std::string& value) {
+    json j = json::parse(good);
+    j.erase(key);
+    std::string text = j.dump();
+    text.insert(1, "\"" + key + "\":" + value + ",");
+    return text;
+  };
+  std::vector<std::string> cases = {
+      good,
+      with("sequence", "1.0"),
+      with("sequence", "18446744073709551615"),
+      with("sequence", "9223372036854775807"),
+      with("epoch", "-1"),
+      with("timestamp", "0"),
+      with("v", "2"),
+      with("kind", "\"gate.consume\""),
+      with("agentId", "\"a\\nb\""),
+      with("agentId", "\"\""),
+      with("prevSha256", "\"" + std::string(64, 'A') + "\""),
+      with("payload", "{}"),
+      // A key given twice: the last value counts, in both decoders.
+      "{\"sequence\":\"x\"," + good.substr(1),
+      "{\"sequence\":7," + good.substr(1),
+      good.substr(0, good.size() - 1) + ",\"sequence\":\"x\"}",
+      good.substr(0, good.size() - 1) + ",\"sequence\":9}",
+      good.substr(0, good.size() - 1) + ",\"extra\":1}",
+      "[]",
+      "{}",
+      good.substr(0, good.size() - 2),
+  };
+  int accepted = 0;
+  for (const std::string& text : cases) {
+    auto fast = DecodeJournalEntry(text);
+    auto library = DecodeJournalEntryWithLibrary(text);
+    ASSERT_EQ(fast.ok(), library.ok()) << text;
+    if (!fast.ok()) {
+      EXPECT_EQ(fast.status().code(), StatusCode::kDataLoss) << text;
+      continue;
+    }
+    EXPECT_EQ(*fast, *library) << text;
+    ++accepted;
+  }
+  EXPECT_EQ(accepted, 7);  // good, the max sequence, timestamp 0, gate.consume and three twice
+  EXPECT_EQ(DecodeJournalEntry(cases[15])->sequence, 9);
+}
+
 TEST(JournalFoldTest, MergePatchDiffReproducesTheAfterState) {
   json before = ContextJsonOf(Base());
   Checkpoint next = Base();
