@@ -1,7 +1,9 @@
 // Recovery benchmark: from `agentckpt run` process start to checkpoint.restored received, with the
 // 16k reference checkpoint in the store and 50 JetStream messages to replay (20 handled since the
-// checkpoint, 30 pending). Each run starts a fresh sidecar process, waits for the event, and
-// SIGKILLs it, so every run restores the same checkpoint. Prints p50/p90/p99. With
+// checkpoint, 30 pending) in an inbox stream shared with another agent (30 of its messages
+// interleaved with the agent's, the newest one its). Each run starts a fresh sidecar process, waits
+// for the event, and SIGKILLs it, so every run restores the same checkpoint. Prints p50/p90/p99.
+// With
 // --journal-tail N the store also holds N journal entries after the checkpoint (~1 KB merge
 // patches), which every restore folds in (the event must say all N were applied).
 //
@@ -36,6 +38,7 @@ namespace {
 
 constexpr char kAgent[] = "agent-bench";
 constexpr char kStream[] = "AGENT_INBOX";
+constexpr char kOtherAgent[] = "agent-other";
 
 int Fail(const std::string& what) {
   std::fprintf(stderr, "restore_bench: %s\n", what.c_str());
@@ -65,9 +68,25 @@ int Run(int runs, int journal_tail, const std::string& fixtures, const std::stri
   if (auto s = (*client)->CreateDurablePullConsumer(kStream, kAgent, filter); !s.ok()) {
     return Fail(s.ToString());
   }
-  // 60 messages: the checkpoint saw the first 10 acked, the agent then acked 20 more.
-  auto seqs = (*client)->PublishN(std::string("inbox.") + kAgent + ".tasks", 60,
-                                  "{\"request\":\"summarise the incident report\",\"n\":");
+  // 60 messages: the checkpoint saw the first 10 acked, the agent then acked 20 more. The stream
+  // is shared with another agent, as an inbox stream is: one of its messages follows every
+  // second one of ours, and the newest message in the stream is its.
+  StatusOr<std::vector<uint64_t>> seqs = std::vector<uint64_t>{};
+  for (int i = 0; i < 60 && seqs.ok(); ++i) {
+    auto own = (*client)->Publish(
+        std::string("inbox.") + kAgent + ".tasks",
+        "{\"request\":\"summarise the incident report\",\"n\":" + std::to_string(i) + "}");
+    if (!own.ok()) {
+      seqs = own.status();
+      break;
+    }
+    seqs->push_back(*own);
+    if (i % 2 == 1) {
+      auto theirs = (*client)->Publish(std::string("inbox.") + kOtherAgent + ".tasks",
+                                       "{\"request\":\"not for this agent\"}");
+      if (!theirs.ok()) seqs = theirs.status();
+    }
+  }
   if (!seqs.ok()) return Fail(seqs.status().ToString());
   if (auto n = (*client)->FetchAndAckThrough(kStream, kAgent, (*seqs)[29]); !n.ok()) {
     return Fail(n.status().ToString());
@@ -121,8 +140,14 @@ int Run(int runs, int journal_tail, const std::string& fixtures, const std::stri
     if (s != NATS_OK) return Fail("no checkpoint.restored within 10 s in run " + std::to_string(i));
     last_event.assign(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg)));
     natsMsg_Destroy(msg);
+    auto event = nlohmann::json::parse(last_event, nullptr, false);
+    if (!event.is_object() || event.value("handled", -1) != 20 ||
+        event.value("pending", -1) != 30 || event.value("replayed", -1) != 50 ||
+        event.contains("replayPartial") || event.contains("replayError")) {
+      return Fail("run " + std::to_string(i) +
+                  " did not replay 20 handled + 30 pending in full: " + last_event.substr(0, 600));
+    }
     if (journal_tail > 0) {
-      auto event = nlohmann::json::parse(last_event, nullptr, false);
       int applied = event.is_object() && event.contains("journal") && event["journal"].is_object()
                         ? event["journal"].value("applied", -1)
                         : -1;
