@@ -121,6 +121,32 @@ std::string EncodeJournalEntry(const JournalEntry& e) {
   return ok ? out : EncodeJournalEntryWithLibrary(e);
 }
 
+namespace {
+
+// The stored form's fields, in the order DecodeJournalEntry reports a missing one.
+constexpr const char* kEntryFields[] = {"v",       "agentId",   "sequence",   "epoch", "kind",
+                                        "payload", "timestamp", "prevSha256", "sha256"};
+constexpr int kFieldCount = sizeof(kEntryFields) / sizeof(kEntryFields[0]);
+enum Field { kV, kAgentId, kSequence, kEpoch, kKind, kPayload, kTimestamp, kPrevSha256, kSha256 };
+
+int FieldIndex(std::string_view key) {
+  for (int i = 0; i < kFieldCount; ++i) {
+    if (key == kEntryFields[i]) return i;
+  }
+  return -1;
+}
+
+// An integer field: false unless `e` is an integer in [min, INT64_MAX] (a double such as 1.0 is
+// not one, as in nlohmann::json's is_number_integer).
+bool IntegerOf(simdjson::dom::element e, int64_t min, int64_t* out) {
+  int64_t x = 0;
+  if (e.get_int64().get(x) || x < min) return false;
+  *out = x;
+  return true;
+}
+
+}  // namespace
+
 StatusOr<JournalEntry> DecodeJournalEntryWithLibrary(std::string_view text) {
   StatusOr<nlohmann::json> parsed = ParseJsonValue(text);
   if (!parsed.ok() || !parsed->is_object()) {
@@ -128,10 +154,8 @@ StatusOr<JournalEntry> DecodeJournalEntryWithLibrary(std::string_view text) {
   }
   const nlohmann::json& j = *parsed;
   auto bad = [](const std::string& what) { return DataLossError("journal entry: " + what); };
-  static const char* kKeys[] = {"v",       "agentId",   "sequence",   "epoch", "kind",
-                                "payload", "timestamp", "prevSha256", "sha256"};
-  if (j.size() != sizeof(kKeys) / sizeof(kKeys[0])) return bad("unexpected or missing fields");
-  for (const char* k : kKeys) {
+  if (j.size() != kFieldCount) return bad("unexpected or missing fields");
+  for (const char* k : kEntryFields) {
     if (!j.contains(k)) return bad(std::string("missing ") + k);
   }
   auto integer = [&](const char* k, int64_t min, int64_t* out) -> bool {
@@ -167,31 +191,6 @@ StatusOr<JournalEntry> DecodeJournalEntryWithLibrary(std::string_view text) {
   return e;
 }
 
-namespace {
-
-// The stored form's fields, in the order DecodeJournalEntry reports a missing one.
-constexpr const char* kEntryFields[] = {"v",       "agentId",   "sequence",   "epoch", "kind",
-                                        "payload", "timestamp", "prevSha256", "sha256"};
-constexpr int kFieldCount = sizeof(kEntryFields) / sizeof(kEntryFields[0]);
-enum Field { kV, kAgentId, kSequence, kEpoch, kKind, kPayload, kTimestamp, kPrevSha256, kSha256 };
-
-int FieldIndex(std::string_view key) {
-  for (int i = 0; i < kFieldCount; ++i) {
-    if (key == kEntryFields[i]) return i;
-  }
-  return -1;
-}
-
-// An integer field: false unless `e` is an integer in [min, INT64_MAX] (a double such as 1.0 is
-// not one, as in nlohmann::json's is_number_integer).
-bool IntegerOf(simdjson::dom::element e, int64_t min, int64_t* out) {
-  int64_t x = 0;
-  if (e.get_int64().get(x) || x < min) return false;
-  *out = x;
-  return true;
-}
-
-}  // namespace
 
 // Restore decodes every entry of the tail, so this reads simdjson's DOM directly: building an
 // nlohmann::json object first (a std::map and a copy of the payload) and then looking each field
