@@ -1,13 +1,10 @@
 #include "http/api_router.h"
 
-#include <charconv>
 #include <optional>
 #include <string_view>
 #include <utility>
 
-#include "checkpoint/checkpoint_json.h"
-#include "common/time_format.h"
-#include "context/create_request.h"
+#include "http/api_paths.h"
 #include "tracing/span.h"
 
 namespace agentckpt {
@@ -16,87 +13,13 @@ using nlohmann::json;
 
 namespace {
 
-constexpr char kCheckpointsPrefix[] = "/v1/checkpoints/";
-constexpr char kToolCallsPrefix[] = "/v1/tool-calls/";
-
-// /v1/tool-calls/begin and /v1/tool-calls/{callId}/end|reconcile accept POST.
-std::string ToolCallPathMethods(const std::string& path) {
-  std::string rest = path.substr(sizeof(kToolCallsPrefix) - 1);
-  if (rest == "begin") return "POST";
-  size_t slash = rest.find('/');
-  if (slash == 0 || slash == std::string::npos) return "";
-  std::string action = rest.substr(slash + 1);
-  return action == "end" || action == "reconcile" ? "POST" : "";
-}
+using api_paths::AllowedMethods;
+using api_paths::kCheckpointsPrefix;
+using api_paths::kToolCallsPrefix;
+using api_paths::MethodLabel;
+using api_paths::RouteTemplate;
 
 ApiResponse JsonResponse(int status, const json& body) { return ApiRouter::Json(status, body); }
-
-// The methods each path accepts (for 405 and Allow).
-std::string AllowedMethods(const std::string& path) {
-  if (path == "/healthz" || path == "/readyz" || path == "/metrics" || path == "/v1/restoration") {
-    return "GET";
-  }
-  if (path == "/v1/context") return "GET, PUT, PATCH";
-  if (path == "/v1/restore" || path == "/v1/agent-start") return "POST";
-  if (path == "/v1/tool-calls") return "GET, POST";
-  if (path.rfind(kToolCallsPrefix, 0) == 0) return ToolCallPathMethods(path);
-  if (path == "/v1/checkpoints") return "GET, POST";
-  if (path.rfind(kCheckpointsPrefix, 0) == 0 && path.size() > sizeof(kCheckpointsPrefix) - 1 &&
-      path.find('/', sizeof(kCheckpointsPrefix) - 1) == std::string::npos) {
-    return "GET";
-  }
-  return "";
-}
-
-// The path as a template with a bounded set of values ("/v1/checkpoints/{id}"), for the
-// metrics' route label; "other" for paths no endpoint serves.
-std::string RouteTemplate(const std::string& path) {
-  static const char* const kFixed[] = {"/healthz",
-                                       "/readyz",
-                                       "/metrics",
-                                       "/v1/restoration",
-                                       "/v1/context",
-                                       "/v1/restore",
-                                       "/v1/agent-start",
-                                       "/v1/gates",
-                                       "/v1/tool-calls",
-                                       "/v1/checkpoints",
-                                       "/v1/tool-calls/begin"};
-  for (const char* fixed : kFixed) {
-    if (path == fixed) return fixed;
-  }
-  auto segments_after = [&path](std::string_view prefix) -> std::optional<std::string> {
-    if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) {
-      return std::nullopt;
-    }
-    return path.substr(prefix.size());
-  };
-  if (auto rest = segments_after(kCheckpointsPrefix)) {
-    return rest->find('/') == std::string::npos ? "/v1/checkpoints/{id}" : "other";
-  }
-  for (auto [prefix, templ] :
-       {std::pair<std::string_view, std::string>{kToolCallsPrefix, "/v1/tool-calls/{callId}"},
-        {"/v1/gates/", "/v1/gates/{gateId}"}}) {
-    auto rest = segments_after(prefix);
-    if (!rest) continue;
-    size_t slash = rest->find('/');
-    if (slash == 0) return "other";
-    if (slash == std::string::npos) return templ;
-    std::string action = rest->substr(slash + 1);
-    for (const char* known : {"end", "reconcile", "resolve", "consume"}) {
-      if (action == known) return templ + "/" + action;
-    }
-    return "other";
-  }
-  return "other";
-}
-
-std::string MethodLabel(const std::string& method) {
-  for (const char* known : {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}) {
-    if (method == known) return method;
-  }
-  return "other";
-}
 
 StatusOr<json> ParseBody(const std::string& body) {
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
@@ -105,7 +28,6 @@ StatusOr<json> ParseBody(const std::string& body) {
   }
   return j;
 }
-
 
 }  // namespace
 
@@ -332,49 +254,6 @@ ApiResponse ApiRouter::ContextUpdateResponse(const StatusOr<ContextUpdate>& upda
     }
   }
   return JsonResponse(200, body);
-}
-
-ApiResponse ApiRouter::PostCheckpoint(const ApiRequest& req) {
-  // The same rules as a NATS checkpoint.create request (sidecar/create_request.h).
-  std::string field;
-  auto parsed = ParseCreateRequest(req.body, &field);
-  if (!parsed.ok()) return Error(400, "INVALID_ARGUMENT", parsed.status().message(), field);
-  auto written = deps_.writer->Write(parsed->trigger, parsed->task_id);
-  if (!written.ok()) return FromStatus(written.status());
-  return JsonResponse(201, written->ToJson());
-}
-
-ApiResponse ApiRouter::ListCheckpoints(const ApiRequest& req) {
-  int limit = 20;
-  auto it = req.query.find("limit");
-  if (it != req.query.end()) {
-    const std::string& v = it->second;
-    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), limit);
-    if (ec != std::errc() || ptr != v.data() + v.size() || limit < 1 || limit > 1000) {
-      return Error(400, "INVALID_ARGUMENT", "limit: expected an integer from 1 to 1000", "limit");
-    }
-  }
-  auto rows = deps_.store->List(deps_.agent_id, limit);
-  if (!rows.ok()) return FromStatus(rows.status());
-  json list = json::array();
-  for (const CheckpointInfo& info : *rows) {
-    list.push_back({{"checkpointId", info.checkpoint_id},
-                    {"sequenceNumber", info.sequence_number},
-                    {"timestamp", FormatRfc3339Millis(info.timestamp_ms)},
-                    {"triggerReason", std::string(TriggerReasonName(info.trigger_reason))},
-                    {"sizeBytes", info.size_bytes},
-                    {"expireAt", FormatRfc3339Millis(info.expire_at_ms)},
-                    {"contentSha256", info.content_sha256}});
-  }
-  return JsonResponse(200, {{"checkpoints", list}});
-}
-
-ApiResponse ApiRouter::GetCheckpoint(const std::string& id) {
-  auto cp = deps_.store->GetById(deps_.agent_id, id);
-  if (!cp.ok()) return FromStatus(cp.status());
-  ApiResponse r;
-  r.body = CheckpointToJson(*cp);
-  return r;
 }
 
 ApiResponse ApiRouter::Readiness() {

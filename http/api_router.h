@@ -100,6 +100,8 @@ class ApiRouter : public HttpHandler {
   // Waits for the journal (when configured) and adds journalSequence and durable to `body`;
   // a non-OK status when the change could not be made durable.
   Status AwaitDurable(const ContextUpdate& update, nlohmann::json* body);
+  // The checkpoint endpoints (http/checkpoint_routes.cc): POST and GET /v1/checkpoints, GET
+  // /v1/checkpoints/{id}.
   ApiResponse PostCheckpoint(const ApiRequest& request);
   ApiResponse ListCheckpoints(const ApiRequest& request);
   ApiResponse GetCheckpoint(const std::string& id);

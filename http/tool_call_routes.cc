@@ -6,6 +6,7 @@
 #include "checkpoint/ledger_json.h"
 #include "common/ids.h"
 #include "common/time_format.h"
+#include "http/api_paths.h"
 #include "http/api_router.h"
 #include "tracing/span.h"
 
@@ -14,8 +15,6 @@ namespace agentckpt {
 using nlohmann::json;
 
 namespace {
-
-constexpr char kPrefix[] = "/v1/tool-calls/";
 
 // The body as an object whose members are all in `known`; kInvalidArgument naming the field.
 StatusOr<json> ObjectBody(const std::string& text, const std::set<std::string>& known) {
@@ -70,7 +69,7 @@ Status ApiRouter::LedgerDurable(const ContextUpdate& update, json* body) {
 
 ApiResponse ApiRouter::ToolCallRoute(const ApiRequest& req) {
   if (req.method == "GET") return ListToolCalls(req);
-  std::string rest = req.path.substr(sizeof(kPrefix) - 1);
+  std::string rest = req.path.substr(sizeof(api_paths::kToolCallsPrefix) - 1);
   size_t slash = rest.find('/');
   const bool begin = rest == "begin";
   // agentckpt.ledger.begin, .end or .reconcile; an answer other than 2xx is its error.

@@ -1,9 +1,8 @@
-// FirestoreStore: opening and the write path (Put, Prune, DeleteExpired, agent status).
+// FirestoreStore: the write path (Put, Prune, DeleteExpired, agent status). Opening is in
+// firestore_store_open.cc, reading the agent record in firestore_store_agent.cc.
 #include "store/firestore/firestore_store.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 
 #include "checkpoint/checkpoint_json.h"
 #include "common/ids.h"
@@ -29,77 +28,6 @@ json IntegerValue(int64_t v) { return json{{"integerValue", std::to_string(v)}};
 json StringValue(const std::string& s) { return json{{"stringValue", s}}; }
 
 }  // namespace
-
-FirestoreStore::FirestoreStore(FirestoreStoreOptions options) : options_(std::move(options)) {
-  if (options_.env == nullptr) options_.env = Env::Default();
-  FirestoreHttpOptions h;
-  h.base_url = options_.endpoint;
-  h.tokens = options_.tokens.get();
-  h.env = options_.env;
-  h.request_timeout_ms = options_.request_timeout_ms;
-  h.overall_deadline_ms = options_.overall_deadline_ms;
-  h.initial_backoff_ms = options_.initial_backoff_ms;
-  h.max_backoff_ms = options_.max_backoff_ms;
-  h.hedge_after_ms = options_.hedge_after_ms;
-  http_ = std::make_unique<FirestoreHttp>(std::move(h));
-}
-
-StatusOr<std::unique_ptr<FirestoreStore>> FirestoreStore::Open(FirestoreStoreOptions options) {
-  if (options.project_id.empty()) return InvalidArgumentError("Firestore: empty project id");
-  if (options.database_id.empty()) options.database_id = "(default)";
-  if (options.endpoint.empty()) return InvalidArgumentError("Firestore: empty endpoint");
-  if (options.hedge_after_ms < 0) return InvalidArgumentError("Firestore: negative hedge delay");
-  return std::unique_ptr<FirestoreStore>(new FirestoreStore(std::move(options)));
-}
-
-StatusOr<std::unique_ptr<FirestoreStore>> FirestoreStore::OpenUrl(const std::string& url) {
-  const std::string prefix = "firestore://projects/";
-  const std::string usage =
-      "CKPT_STORE: expected firestore://projects/{project}/databases/{database}, got \"" + url +
-      "\"";
-  if (url.rfind(prefix, 0) != 0) return InvalidArgumentError(usage);
-  std::string rest = url.substr(prefix.size());
-  size_t slash = rest.find("/databases/");
-  if (slash == std::string::npos || slash == 0) return InvalidArgumentError(usage);
-  FirestoreStoreOptions options;
-  options.project_id = rest.substr(0, slash);
-  options.database_id = rest.substr(slash + std::string("/databases/").size());
-  if (options.database_id.empty() || options.database_id.find('/') != std::string::npos ||
-      options.project_id.find('/') != std::string::npos) {
-    return InvalidArgumentError(usage);
-  }
-  if (const char* hedge = std::getenv("CKPT_FIRESTORE_HEDGE_MS"); hedge != nullptr && *hedge) {
-    char* end = nullptr;
-    errno = 0;
-    long long ms = std::strtoll(hedge, &end, 10);
-    if (errno != 0 || *end != '\0' || ms < 0 || ms > 60'000) {
-      return InvalidArgumentError(std::string("CKPT_FIRESTORE_HEDGE_MS: expected milliseconds "
-                                              "from 0 (no hedging) to 60000, got \"") +
-                                  hedge + "\"");
-    }
-    options.hedge_after_ms = ms;
-  }
-  const char* emulator = std::getenv("FIRESTORE_EMULATOR_HOST");
-  if (emulator != nullptr && *emulator != '\0') {
-    options.endpoint = std::string("http://") + emulator;
-  } else {
-    ASSIGN_OR_RETURN(options.tokens, MakeDefaultTokenSource(Env::Default()));
-  }
-  return Open(std::move(options));
-}
-
-std::string FirestoreStore::DocumentsPath() const {
-  return "projects/" + options_.project_id + "/databases/" + options_.database_id + "/documents";
-}
-
-std::string FirestoreStore::SnapshotName(const std::string& agent_id,
-                                         const std::string& checkpoint_id) const {
-  return DocumentsPath() + "/checkpoints/" + agent_id + "/snapshots/" + checkpoint_id;
-}
-
-std::string FirestoreStore::AgentName(const std::string& agent_id) const {
-  return DocumentsPath() + "/agents/" + agent_id;
-}
 
 json FirestoreStore::AgentPrecondition(const AgentState& agent) {
   return agent.exists ? json{{"updateTime", agent.update_time}} : json{{"exists", false}};
@@ -328,70 +256,6 @@ StatusOr<int> FirestoreStore::DeleteExpired(int64_t now_ms) {
   return deleted;
 }
 
-namespace {
-
-// The lease fields of an agents/{agentId} document (already decoded from Firestore values);
-// absent or mistyped fields leave the outputs as they are (no lease).
-void ReadLeaseFields(const json& f, std::string* holder, int64_t* epoch, int64_t* expires_at_ms) {
-  if (f.contains("leaseHolder") && f["leaseHolder"].is_string()) {
-    *holder = f["leaseHolder"].get<std::string>();
-  }
-  if (f.contains("leaseEpoch") && f["leaseEpoch"].is_number_integer()) {
-    *epoch = f["leaseEpoch"].get<int64_t>();
-  }
-  if (f.contains("leaseExpiresAtMs") && f["leaseExpiresAtMs"].is_number_integer()) {
-    *expires_at_ms = f["leaseExpiresAtMs"].get<int64_t>();
-  }
-}
-
-}  // namespace
-
-StatusOr<FirestoreStore::AgentState> FirestoreStore::ReadAgent(const std::string& agent_id) {
-  ASSIGN_OR_RETURN(auto doc, GetDocument(AgentName(agent_id)));
-  AgentState state;
-  if (!doc.has_value()) return state;
-  state.exists = true;
-  state.update_time = doc->value("updateTime", "");
-  ASSIGN_OR_RETURN(json fields, FirestoreFieldsToJson(doc->value("fields", json::object()), ""));
-  if (fields.contains("lastSequence") && fields["lastSequence"].is_number_integer()) {
-    state.last_sequence = fields["lastSequence"].get<int64_t>();
-  }
-  ReadLeaseFields(fields, &state.lease_holder, &state.lease_epoch, &state.lease_expires_at_ms);
-  auto integer = [&fields](const char* key) -> int64_t {
-    return fields.contains(key) && fields[key].is_number_integer() ? fields[key].get<int64_t>() : 0;
-  };
-  state.journal_sequence = integer("journalSequence");
-  state.journal_compacted = integer("journalCompactedThrough");
-  if (fields.contains("journalFences") && fields["journalFences"].is_array()) {
-    for (const json& f : fields["journalFences"]) {
-      if (f.is_number_integer()) state.journal_fences.push_back(f.get<int64_t>());
-    }
-  }
-  return state;
-}
-
-StatusOr<AgentRecord> FirestoreStore::GetAgent(const std::string& agent_id) {
-  RETURN_IF_ERROR(ValidateAgentId(agent_id));
-  AgentRecord record;
-  record.agent_id = agent_id;
-  ASSIGN_OR_RETURN(auto doc, GetDocument(AgentName(agent_id)));
-  if (!doc.has_value()) return record;
-  auto fields = FirestoreFieldsToJson(doc->value("fields", json::object()), "");
-  if (!fields.ok()) return DataLossError("agents/" + agent_id + ": " + fields.status().message());
-  if ((*fields).contains("status") && (*fields)["status"].is_string()) {
-    record.status = (*fields)["status"].get<std::string>();
-  }
-  if ((*fields).contains("lastSequence") && (*fields)["lastSequence"].is_number_integer()) {
-    record.last_sequence = (*fields)["lastSequence"].get<int64_t>();
-  }
-  if ((*fields).contains("updatedAt") && (*fields)["updatedAt"].is_string()) {
-    auto ms = ParseRfc3339Millis((*fields)["updatedAt"].get<std::string>());
-    if (ms.ok()) record.updated_at_ms = *ms;
-  }
-  ReadLeaseFields(*fields, &record.lease_holder, &record.lease_epoch, &record.lease_expires_at_ms);
-  return record;
-}
-
 Status FirestoreStore::SetAgentStatus(const std::string& agent_id, const std::string& status,
                                       int64_t now_ms) {
   RETURN_IF_ERROR(ValidateAgentId(agent_id));
@@ -431,11 +295,6 @@ Status FirestoreStore::SetAgentStatus(const std::string& agent_id, const std::st
   }
   return UnavailableError("status of agent " + agent_id +
                           ": the agent record kept changing: " + last_conflict.message());
-}
-
-Status FirestoreStore::Ping() {
-  auto doc = GetDocument(DocumentsPath() + "/agents/.ping");
-  return doc.status();
 }
 
 }  // namespace agentckpt

@@ -90,12 +90,13 @@ class FirestoreStore final : public LeaseRecordStore {
   // The CheckpointStore contract (checkpoint_store.h), over the Firestore REST API, declared
   // by the file that implements them. firestore_store.cc: a Put is one :commit (snapshot, agent
   // record and pruning together) under the agent record's updateTime; deletes go out in :commit
-  // batches.
+  // batches. Ping: firestore_store_open.cc; GetAgent (agents/{agentId}):
+  // firestore_store_agent.cc.
   StatusOr<PutResult> Put(const SealedCheckpoint& cp, const PutOptions& opts) override;
   Status Ping() override;
   StatusOr<int> Prune(const std::string& agent_id, int keep) override;
   StatusOr<int> DeleteExpired(int64_t now_ms) override;
-  StatusOr<AgentRecord> GetAgent(const std::string& agent_id) override;  // agents/{agentId}
+  StatusOr<AgentRecord> GetAgent(const std::string& agent_id) override;
   Status SetAgentStatus(const std::string& agent_id, const std::string& status,
                         int64_t now_ms) override;
   // firestore_store_read.cc: runQuery/get calls, hedged when hedge_after_ms is set.

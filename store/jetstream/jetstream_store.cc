@@ -1,9 +1,10 @@
-// JetStreamStore: opening, names, the record's compare-and-set and the write path (Put, Prune,
-// DeleteExpired, status, the lease change).
+// JetStreamStore: names, the agent record's compare-and-set and the write path (Put, Prune,
+// DeleteExpired). Opening is in jetstream_store_open.cc, status and lease changes in
+// jetstream_store_lease.cc.
 #include "store/jetstream/jetstream_store.h"
 
 #include <algorithm>
-#include <cctype>
+#include <atomic>
 
 #include "checkpoint/canonical.h"
 #include "common/ids.h"
@@ -14,27 +15,6 @@ namespace agentckpt {
 namespace {
 
 constexpr int kMaxCompareAndSetRounds = 16;
-
-bool ValidPrefix(const std::string& p) {
-  if (p.empty() || p.size() > 32) return false;
-  return std::all_of(p.begin(), p.end(),
-                     [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-'; });
-}
-
-StatusOr<int64_t> ParseIntParam(const std::string& key, const std::string& value, int64_t lo,
-                                int64_t hi) {
-  if (value.empty() || value.size() > 12 ||
-      !std::all_of(value.begin(), value.end(), [](unsigned char c) { return std::isdigit(c); })) {
-    return InvalidArgumentError("CKPT_STORE: jetstream:// " + key + " must be a number, got \"" +
-                                value + "\"");
-  }
-  int64_t v = std::stoll(value);
-  if (v < lo || v > hi) {
-    return InvalidArgumentError("CKPT_STORE: jetstream:// " + key + " must be " +
-                                std::to_string(lo) + "-" + std::to_string(hi));
-  }
-  return v;
-}
 
 // Sorts newest first and removes (into *pruned) every ref beyond the newest `keep`.
 void KeepNewest(std::vector<JsCheckpointRef>* refs, size_t keep,
@@ -49,108 +29,6 @@ void KeepNewest(std::vector<JsCheckpointRef>* refs, size_t keep,
 }
 
 }  // namespace
-
-JetStreamStore::JetStreamStore(JetStreamStoreOptions options, std::unique_ptr<JetStreamApi> api)
-    : prefix_(options.prefix), api_(std::move(api)) {}
-
-std::vector<JsStreamSpec> JetStreamStore::StreamSpecs(const JetStreamStoreOptions& o) {
-  const std::string& p = o.prefix;
-  return {
-      JsStreamSpec{p + "_AGENTS", {p + ".agents.*"}, o.replicas, 1, -1},
-      JsStreamSpec{p + "_CKPT", {p + ".ckpt.*.*.*"}, o.replicas, 1, -1},
-      JsStreamSpec{p + "_JOURNAL", {p + ".journal.*"}, o.replicas, -1, -1},
-  };
-}
-
-StatusOr<std::unique_ptr<JetStreamStore>> JetStreamStore::Open(JetStreamStoreOptions options) {
-  if (!ValidPrefix(options.prefix)) {
-    return InvalidArgumentError("CKPT_STORE: jetstream:// prefix \"" + options.prefix +
-                                "\" must be 1-32 letters, digits, '_' or '-'");
-  }
-  if (options.replicas < 1 || options.replicas > 5) {
-    return InvalidArgumentError("CKPT_STORE: jetstream:// replicas must be 1-5");
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<JetStreamApi> api, JetStreamApi::Connect(options.api));
-  for (const JsStreamSpec& spec : StreamSpecs(options)) {
-    RETURN_IF_ERROR(api->EnsureStream(spec, options.create));
-  }
-  return std::unique_ptr<JetStreamStore>(new JetStreamStore(std::move(options), std::move(api)));
-}
-
-StatusOr<JetStreamStoreOptions> JetStreamStore::ParseUrl(const std::string& url,
-                                                         const std::string& default_servers,
-                                                         const NatsAuthOptions& auth) {
-  const std::string scheme = "jetstream://";
-  if (url.rfind(scheme, 0) != 0) return InvalidArgumentError("CKPT_STORE: not a jetstream:// URL");
-  std::string rest = url.substr(scheme.size());
-  std::string query;
-  if (size_t q = rest.find('?'); q != std::string::npos) {
-    query = rest.substr(q + 1);
-    rest.resize(q);
-  }
-  std::string hosts = rest, path;
-  if (size_t slash = rest.find('/'); slash != std::string::npos) {
-    hosts = rest.substr(0, slash);
-    path = rest.substr(slash + 1);
-  }
-  JetStreamStoreOptions o;
-  o.api.auth = auth;
-  if (hosts.empty()) {
-    o.api.servers = default_servers;
-  } else {
-    size_t start = 0;
-    while (start <= hosts.size()) {
-      size_t comma = hosts.find(',', start);
-      std::string host =
-          hosts.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (host.empty() || host.find('@') != std::string::npos) {
-        return InvalidArgumentError(
-            "CKPT_STORE: jetstream:// hosts are host:port[,host:port...] "
-            "(credentials go in NATS_CREDS, NATS_USER, ...)");
-      }
-      if (!o.api.servers.empty()) o.api.servers += ",";
-      o.api.servers += "nats://" + host;
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-  if (o.api.servers.empty()) {
-    return InvalidArgumentError("CKPT_STORE: jetstream:// names no server and NATS_URL is empty");
-  }
-  if (!path.empty()) o.prefix = path;
-  if (!ValidPrefix(o.prefix)) {
-    return InvalidArgumentError("CKPT_STORE: jetstream:// prefix \"" + o.prefix +
-                                "\" must be 1-32 letters, digits, '_' or '-'");
-  }
-  size_t start = 0;
-  while (!query.empty() && start <= query.size()) {
-    size_t amp = query.find('&', start);
-    std::string pair =
-        query.substr(start, amp == std::string::npos ? std::string::npos : amp - start);
-    size_t eq = pair.find('=');
-    std::string key = pair.substr(0, eq);
-    std::string value = eq == std::string::npos ? "" : pair.substr(eq + 1);
-    if (key == "replicas") {
-      ASSIGN_OR_RETURN(int64_t v, ParseIntParam(key, value, 1, 5));
-      o.replicas = static_cast<int>(v);
-    } else if (key == "create") {
-      if (value != "0" && value != "1") {
-        return InvalidArgumentError("CKPT_STORE: jetstream:// create must be 0 or 1");
-      }
-      o.create = value == "1";
-    } else if (key == "timeout_ms") {
-      ASSIGN_OR_RETURN(o.api.request_timeout_ms, ParseIntParam(key, value, 100, 60000));
-    } else if (key == "retry_ms") {
-      ASSIGN_OR_RETURN(o.api.retry_ms, ParseIntParam(key, value, 0, 300000));
-    } else {
-      return InvalidArgumentError("CKPT_STORE: jetstream:// unknown option \"" + key +
-                                  "\" (replicas, create, timeout_ms, retry_ms)");
-    }
-    if (amp == std::string::npos) break;
-    start = amp + 1;
-  }
-  return o;
-}
 
 std::string JetStreamStore::AgentSubject(const std::string& agent_id) const {
   return prefix_ + ".agents." + agent_id;
@@ -398,54 +276,6 @@ StatusOr<int> JetStreamStore::DeleteExpired(int64_t now_ms) {
     deleted += static_cast<int>(expired.size());
   }
   return deleted;
-}
-
-Status JetStreamStore::SetAgentStatus(const std::string& agent_id, const std::string& status,
-                                      int64_t now_ms) {
-  RETURN_IF_ERROR(ValidateAgentId(agent_id));
-  std::lock_guard<std::mutex> lock(mu_);
-  return ChangeRecordLocked(agent_id, true,
-                            [&](JsAgentRecord* rec) {
-                              rec->agent_id = agent_id;
-                              rec->status = status;
-                              rec->updated_at_ms = now_ms;
-                              return StatusOr<bool>(true);
-                            })
-      .status();
-}
-
-Status JetStreamStore::Ping() { return api_->StreamPlacement(AgentsStream()).status(); }
-
-StatusOr<LeaseChange> JetStreamStore::ChangeLease(const std::string& agent_id, int64_t now_ms,
-                                                  const LeaseDecision& decide) {
-  RETURN_IF_ERROR(ValidateAgentId(agent_id));
-  LeaseChange decided;
-  Lease before;  // the lease the record held
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ASSIGN_OR_RETURN(Record r,
-                     ChangeRecordLocked(agent_id, true, [&](JsAgentRecord* rec) -> StatusOr<bool> {
-                       before = LeaseOf(*rec);
-                       ASSIGN_OR_RETURN(decided, decide(before));
-                       if (!decided.write) return false;
-                       rec->agent_id = agent_id;
-                       rec->lease_holder = decided.lease.holder;
-                       rec->lease_epoch = decided.lease.epoch;
-                       rec->lease_expires_at_ms = decided.lease.expires_at_ms;
-                       rec->updated_at_ms = now_ms;
-                       return true;
-                     }));
-    (void)r;
-  }
-  // Every lease change is carried into the journal: a new holder or epoch as a fence, a release
-  // as a release mark (see the header comment). A renewal finds them there already (no request
-  // when this handle wrote them); a holder that crashed between its record and its fence
-  // publishes the fence on its next acquire.
-  if (decided.write) {
-    RETURN_IF_ERROR(FenceJournal(agent_id, decided.lease.holder, decided.lease.epoch,
-                                 decided.lease.holder.empty()));
-  }
-  return decided;
 }
 
 }  // namespace agentckpt

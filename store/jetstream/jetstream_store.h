@@ -62,9 +62,9 @@ struct JetStreamStoreOptions {
 
 class JetStreamStore final : public LeaseRecordStore {
  public:
-  // Connects and checks (or, with `create`, makes) the three streams. kNotFound when a stream
-  // is missing, kFailedPrecondition when one exists with other settings, the connect errors of
-  // JetStreamApi::Connect.
+  // jetstream_store_open.cc. Connects and checks (or, with `create`, makes) the three streams.
+  // kNotFound when a stream is missing, kFailedPrecondition when one exists with other settings,
+  // the connect errors of JetStreamApi::Connect.
   static StatusOr<std::unique_ptr<JetStreamStore>> Open(JetStreamStoreOptions options);
   // Parses "jetstream://[host:port[,host:port...]]/[PREFIX][?replicas=N&create=1&timeout_ms=N
   // &retry_ms=N]". Without hosts, `default_servers` (the sidecar's NATS_URL) is used; `auth` is
@@ -80,8 +80,10 @@ class JetStreamStore final : public LeaseRecordStore {
   StatusOr<int> Prune(const std::string& agent_id, int keep) override;
   // Reads every agent's record (ListAgents) and removes the expired checkpoints from each.
   StatusOr<int> DeleteExpired(int64_t now_ms) override;
+  // jetstream_store_lease.cc (with ChangeLease).
   Status SetAgentStatus(const std::string& agent_id, const std::string& status,
                         int64_t now_ms) override;
+  // jetstream_store_open.cc.
   Status Ping() override;
   // jetstream_store_read.cc: every read asks the stream leader (never a cached record).
   StatusOr<LatestVerified> GetLatestVerified(const std::string& agent_id) override;
