@@ -11,7 +11,8 @@ inline constexpr char kCheckpointsPrefix[] = "/v1/checkpoints/";
 inline constexpr char kToolCallsPrefix[] = "/v1/tool-calls/";
 
 // The methods `path` accepts, as an Allow header value ("GET, POST"); "" for a path no endpoint
-// serves.
+// serves. The gate paths (/v1/gates...) are answered, 405s included, by gate_api.h before this
+// is asked, so they are not listed here.
 std::string AllowedMethods(const std::string& path);
 
 // The path as a template with a bounded set of values ("/v1/checkpoints/{id}"), for the
