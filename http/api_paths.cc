@@ -37,8 +37,6 @@ std::string AllowedMethods(const std::string& path) {
   return "";
 }
 
-// The path as a template with a bounded set of values ("/v1/checkpoints/{id}"), for the
-// metrics' route label; "other" for paths no endpoint serves.
 std::string RouteTemplate(const std::string& path) {
   static const char* const kFixed[] = {"/healthz",
                                        "/readyz",
