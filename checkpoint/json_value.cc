@@ -2,7 +2,10 @@
 
 #include <simdjson.h>
 
+#include <charconv>
+
 #include "checkpoint/json_reader.h"
+#include "common/json_string.h"
 
 namespace agentckpt {
 namespace {
@@ -47,7 +50,64 @@ json Convert(element e) {
   return json(nullptr);
 }
 
+// Appends `v` compactly as nlohmann's dump() does; false (with `out` partly written) when a
+// string in it is not well-formed UTF-8. Depth is that of a value already built, as in dump().
+bool Write(const json& v, std::string* out) {
+  switch (v.type()) {
+    case json::value_t::object: {
+      out->push_back('{');
+      bool first = true;
+      for (const auto& [key, member] : v.items()) {
+        if (!first) out->push_back(',');
+        first = false;
+        if (!AppendJsonString(key, out)) return false;
+        out->push_back(':');
+        if (!Write(member, out)) return false;
+      }
+      out->push_back('}');
+      return true;
+    }
+    case json::value_t::array: {
+      out->push_back('[');
+      bool first = true;
+      for (const json& item : v) {
+        if (!first) out->push_back(',');
+        first = false;
+        if (!Write(item, out)) return false;
+      }
+      out->push_back(']');
+      return true;
+    }
+    case json::value_t::string:
+      return AppendJsonString(v.get_ref<const std::string&>(), out);
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: {
+      char digits[24];
+      auto r = v.is_number_unsigned()
+                   ? std::to_chars(digits, digits + sizeof(digits), v.get<uint64_t>())
+                   : std::to_chars(digits, digits + sizeof(digits), v.get<int64_t>());
+      out->append(digits, r.ptr);
+      return true;
+    }
+    case json::value_t::boolean:
+      out->append(v.get<bool>() ? "true" : "false");
+      return true;
+    case json::value_t::null:
+      out->append("null");
+      return true;
+    default:  // doubles (nlohmann's own shortest form), binary, discarded
+      out->append(v.dump(-1, ' ', false, json::error_handler_t::replace));
+      return true;
+  }
+}
+
 }  // namespace
+
+std::string DumpJsonValue(const json& value) {
+  std::string out;
+  if (Write(value, &out)) return out;
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 StatusOr<json> ParseJsonValue(std::string_view text) {
   auto root = internal::ParseJson(text);

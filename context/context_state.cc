@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "checkpoint/checkpoint_json.h"
+#include "checkpoint/json_value.h"
 #include "checkpoint/limits.h"
 #include "common/status_macros.h"
 #include "context/summary_fields_patch.h"
@@ -112,8 +113,7 @@ StatusOr<ContextUpdate> ContextState::Commit(
   ContextUpdate u;
   const bool same = next == content_;
   if (journal_) {
-    std::string text =
-        same ? std::string() : payload(next).dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string text = same ? std::string() : DumpJsonValue(payload(next));
     ASSIGN_OR_RETURN(journal_position_, journal_(kind, text));
   }
   u.journal_sequence = journal_position_.sequence;
@@ -313,8 +313,7 @@ StatusOr<ContextUpdate> ContextState::AppendToolCall(const json& entry) {
                                 [&added](const ToolCallEntry& old) { return old == added; });
   json added_json = same ? json() : ToolCallEntryToJsonValue(added);
   if (journal_) {
-    std::string text =
-        same ? std::string() : added_json.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string text = same ? std::string() : DumpJsonValue(added_json);
     ASSIGN_OR_RETURN(journal_position_, journal_(JournalKind::kToolCall, text));
   }
   u.journal_sequence = journal_position_.sequence;

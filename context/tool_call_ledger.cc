@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "checkpoint/checkpoint_json.h"
+#include "checkpoint/json_value.h"
 #include "checkpoint/limits.h"
 #include "common/sha256.h"
 #include "common/status_macros.h"
@@ -38,7 +39,7 @@ StatusOr<ContextUpdate> ContextState::CommitLedger(JournalKind kind, const json&
                                                    int64_t now_ms,
                                                    std::optional<LedgerCall>* completed) {
   if (journal_) {
-    std::string text = payload.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string text = DumpJsonValue(payload);
     ASSIGN_OR_RETURN(journal_position_, journal_(kind, text));
   }
   // The payload was built here from a state it fits: applying it cannot fail but by a bug.

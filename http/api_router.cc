@@ -4,7 +4,9 @@
 #include <string_view>
 #include <utility>
 
+#include "checkpoint/json_value.h"
 #include "http/api_paths.h"
+#include "http/request_body.h"
 #include "tracing/span.h"
 
 namespace agentckpt {
@@ -21,20 +23,12 @@ using api_paths::RouteTemplate;
 
 ApiResponse JsonResponse(int status, const json& body) { return ApiRouter::Json(status, body); }
 
-StatusOr<json> ParseBody(const std::string& body) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return InvalidArgumentError("document: malformed JSON (or not UTF-8)");
-  }
-  return j;
-}
-
 }  // namespace
 
 ApiResponse ApiRouter::Json(int status, const json& body) {
   ApiResponse r;
   r.status = status;
-  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  r.body = DumpJsonValue(body);
   return r;
 }
 
@@ -161,7 +155,7 @@ ApiResponse ApiRouter::Route(const ApiRequest& req) {
       return JsonResponse(200, deps_.context->ToJson());
     }
     if (m == "PUT" || m == "PATCH") {
-      auto body = ParseBody(req.body);
+      auto body = ParseRequestBody(req.body);
       if (!body.ok()) return FromStatus(body.status());
       return ContextUpdateResponse(m == "PUT" ? deps_.context->Replace(*body)
                                               : deps_.context->MergePatch(*body));
@@ -171,7 +165,7 @@ ApiResponse ApiRouter::Route(const ApiRequest& req) {
     return ToolCallRoute(req);
   }
   if (p == "/v1/tool-calls" && m == "POST") {
-    auto body = ParseBody(req.body);
+    auto body = ParseRequestBody(req.body);
     if (!body.ok()) return FromStatus(body.status());
     auto update = deps_.context->AppendToolCall(*body);
     if (!update.ok()) return MutationError(update.status());

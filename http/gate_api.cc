@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/ids.h"
+#include "http/request_body.h"
 #include "tracing/span.h"
 
 namespace agentckpt {
@@ -44,12 +45,6 @@ GateReply Traced(const char* operation, const std::function<GateReply()>& op) {
     }
   }
   return r;
-}
-
-StatusOr<json> Parse(const std::string& body) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgumentError("document: malformed JSON (or not UTF-8)");
-  return j;
 }
 
 }  // namespace
@@ -114,7 +109,7 @@ GateReply GateApi::Consume(const std::string& gate_id) {
 }
 
 GateReply GateApi::DoRequest(const std::string& body) {
-  auto parsed = Parse(body);
+  auto parsed = ParseRequestBody(body);
   if (!parsed.ok()) return ErrorReply(parsed.status());
   auto in = ParseGateRequest(*parsed);
   if (!in.ok()) return ErrorReply(in.status());
@@ -137,7 +132,7 @@ GateReply GateApi::DoRequest(const std::string& body) {
 }
 
 GateReply GateApi::DoResolve(const std::string& body, const std::string& path_gate_id) {
-  auto parsed = Parse(body);
+  auto parsed = ParseRequestBody(body);
   if (!parsed.ok()) return ErrorReply(parsed.status());
   auto r = ParseGateResolution(*parsed, path_gate_id);
   if (!r.ok()) return ErrorReply(r.status());

@@ -5,9 +5,11 @@
 
 #include "checkpoint/ledger_json.h"
 #include "common/ids.h"
+#include "common/status_macros.h"
 #include "common/time_format.h"
 #include "http/api_paths.h"
 #include "http/api_router.h"
+#include "http/request_body.h"
 #include "tracing/span.h"
 
 namespace agentckpt {
@@ -18,8 +20,7 @@ namespace {
 
 // The body as an object whose members are all in `known`; kInvalidArgument naming the field.
 StatusOr<json> ObjectBody(const std::string& text, const std::set<std::string>& known) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgumentError("document: malformed JSON (or not UTF-8)");
+  ASSIGN_OR_RETURN(json j, ParseRequestBody(text));
   if (!j.is_object()) return InvalidArgumentError("document: expected an object");
   for (const auto& [key, value] : j.items()) {
     if (known.count(key) == 0) return InvalidArgumentError(key + ": unknown field");
