@@ -10,7 +10,5 @@ for tool in node npm /usr/bin/chromium; do
     exit 3
   fi
 done
-if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
-  npm ci --no-audit --no-fund --loglevel=error >&2
-fi
+../support/npm_ci_if_stale.sh .
 exec node console_browser.mjs "$@"

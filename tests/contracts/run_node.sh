@@ -7,7 +7,5 @@ if ! command -v node >/dev/null 2>&1; then
   echo "run_node.sh: node is not installed (scripts/setup installs it)" >&2
   exit 3
 fi
-if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
-  npm ci --no-audit --no-fund --loglevel=error >&2
-fi
+../support/npm_ci_if_stale.sh .
 exec node "$@"

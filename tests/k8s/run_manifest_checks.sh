@@ -21,7 +21,5 @@ if ! command -v "$tool" >/dev/null 2>&1; then
   echo "$name: SKIPPED: $why"
   exit 77
 fi
-if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
-  npm ci --no-audit --no-fund --loglevel=error
-fi
+../support/npm_ci_if_stale.sh .
 exec node --test "$dir"

@@ -21,11 +21,7 @@ for tool in node npm; do
   fi
 done
 client=$(cd "$here/../../clients/typescript" && pwd)
-install() {  # npm ci in $1 when its node_modules is missing or older than its lock file
-  if [[ ! -f $1/node_modules/.package-lock.json || $1/package-lock.json -nt $1/node_modules/.package-lock.json ]]; then
-    (cd "$1" && npm ci --no-audit --no-fund --loglevel=error >&2)
-  fi
-}
+install() { "$here/../support/npm_ci_if_stale.sh" "$1"; }
 (
   flock 9
   install "$client"

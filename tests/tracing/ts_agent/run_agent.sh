@@ -12,9 +12,7 @@ fi
 # One build at a time when tests run in parallel.
 exec 9>.build.lock
 flock 9
-if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
-  npm ci --no-audit --no-fund --loglevel=error >&2
-fi
+../../support/npm_ci_if_stale.sh .
 if [[ ! -f dist/agent.js || agent.ts -nt dist/agent.js || package-lock.json -nt dist/agent.js ]]; then
   node_modules/.bin/tsc -p . >&2
 fi
