@@ -50,6 +50,14 @@ struct Span {
 // next to ASCII bytes, so a span never splits a UTF-8 character.
 void ScanBuiltin(std::string_view text, std::string_view lower, std::vector<Span>* out);
 
+// The contextual rules ScanBuiltin runs (contextual_rules.cc), each appending what it finds:
+// "Authorization: Bearer|Basic|Token X" and a bare "Bearer <long token>" (the token only);
+// scheme://user:password@host (the password only); KEY=value, KEY: value, "KEY": "value" where
+// the key name ends in a key word (the value only, unless it is a placeholder).
+void ScanAuthorization(std::string_view text, std::string_view lower, std::vector<Span>* out);
+void ScanUrlPasswords(std::string_view text, std::vector<Span>* out);
+void ScanKeyValues(std::string_view text, std::string_view lower, std::vector<Span>* out);
+
 // The key-value rule's candidates in `lower` (KEY=value, "KEY": value, ...): every occurrence of
 // one of its key words that the separator can follow, i.e. from which `\"`, a quote, `]` and
 // blanks (each optional, in that order) lead to ':' or '='. Each as (key word index, position),
