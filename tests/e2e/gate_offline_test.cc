@@ -1,7 +1,10 @@
 // Approval gates decided while the sidecar is down (docs/gates.md "No decision lost"): the CLI
 // writes the decision to the store under the writer lease, and the restarted sidecar has it;
 // while a live sidecar holds the lease, the CLI decides over NATS and never writes around it.
-// Real processes: nats-server, the SQLite store, the `agentckpt` binary (sidecar and CLI).
+// The offline decision runs on each built-in store: SQLite, the JetStream store on the test's
+// nats-server, and Firestore (the in-repo emulator, in builds with the Firestore backend).
+// Real processes: nats-server, the store (and the emulator), the `agentckpt` binary (sidecar and
+// CLI).
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,6 +13,9 @@
 
 #include "tests/cli/cli_runner.h"
 #include "tests/e2e/gate_test_base.h"
+#if AGENTCKPT_WITH_FIRESTORE
+#include "tests/firestore/emulator_process.h"
+#endif
 
 namespace agentckpt::testing {
 namespace {
@@ -20,11 +26,19 @@ const std::string kArgs(64, 'f');
 
 class GateOfflineTest : public GateTestBase {
  protected:
-  std::string StoreUrl() { return SidecarEnv().at("CKPT_STORE"); }
+  // The sidecar's settings, with the store's (CKPT_STORE and what it needs) from store_env_.
+  std::map<std::string, std::string> Settings() {
+    std::map<std::string, std::string> env = Defaults();
+    for (const auto& [k, v] : store_env_) env[k] = v;
+    return env;
+  }
+  std::string StoreUrl() { return SidecarEnv(store_env_).at("CKPT_STORE"); }
   CliResult Gate(std::vector<std::string> args) {
     args.insert(args.begin(), "gate");
     args.insert(args.end(), {"--agent", kProcAgent, "--store", StoreUrl(), "--json"});
-    return RunCli(args, {{"NATS_URL", nats_->url()}});
+    std::map<std::string, std::string> env = store_env_;
+    env["NATS_URL"] = nats_->url();
+    return RunCli(args, env);
   }
   void RequestGate(const std::string& id) {
     auto r =
@@ -32,10 +46,15 @@ class GateOfflineTest : public GateTestBase {
                  json{{"gateId", id}, {"reason", "pay the invoice"}, {"argsSha256", kArgs}}.dump());
     ASSERT_EQ(r.status, 201) << r.body;
   }
+  // Two gates requested, the sidecar SIGKILLed, one approved and one rejected by the CLI through
+  // the store, the sidecar restarted: it has both decisions and its journal goes on after them.
+  void DecideWhileTheSidecarIsDown();
+
+  std::map<std::string, std::string> store_env_;  // empty: the fixture's SQLite file
 };
 
-TEST_F(GateOfflineTest, ADecisionMadeWhileTheSidecarIsDownIsThereWhenItComesBack) {
-  auto sidecar = StartSidecar(Defaults());
+void GateOfflineTest::DecideWhileTheSidecarIsDown() {
+  auto sidecar = StartSidecar(Settings());
   ASSERT_TRUE(WaitReady(port_, 10000));
   RequestGate("offline-1");
   RequestGate("offline-2");
@@ -59,7 +78,7 @@ TEST_F(GateOfflineTest, ADecisionMadeWhileTheSidecarIsDownIsThereWhenItComesBack
   CliResult conflict = Gate({"reject", "offline-1", "--by", "someone"});
   EXPECT_EQ(conflict.exit_code, 1) << Describe(conflict);
 
-  sidecar = StartSidecar(Defaults());
+  sidecar = StartSidecar(Settings());
   ASSERT_TRUE(WaitReady(port_, 10000)) << sidecar->Stdout();
   json g1 = Body(HttpCall(port_, "GET", "/v1/gates/offline-1"));
   EXPECT_EQ(g1["state"], "approved") << g1.dump();
@@ -77,6 +96,26 @@ TEST_F(GateOfflineTest, ADecisionMadeWhileTheSidecarIsDownIsThereWhenItComesBack
   ASSERT_EQ(shown.exit_code, 0) << Describe(shown);
   EXPECT_EQ(shown.Json()["consumed"], true) << Describe(shown);
 }
+
+TEST_F(GateOfflineTest, ADecisionMadeWhileTheSidecarIsDownIsThereWhenItComesBack) {
+  DecideWhileTheSidecarIsDown();
+}
+
+TEST_F(GateOfflineTest, OnTheJetStreamStoreADecisionMadeWhileTheSidecarIsDownIsKept) {
+  // On NATS_URL (the test's server); create=1 makes the store's streams.
+  store_env_ = {{"CKPT_STORE", "jetstream:///AGENTCKPT?create=1"}};
+  DecideWhileTheSidecarIsDown();
+}
+
+#if AGENTCKPT_WITH_FIRESTORE
+TEST_F(GateOfflineTest, OnFirestoreADecisionMadeWhileTheSidecarIsDownIsKept) {
+  EmulatorProcess emulator;
+  ASSERT_TRUE(emulator.Start().ok());
+  store_env_ = {{"CKPT_STORE", "firestore://projects/gate-offline/databases/(default)"},
+                {"FIRESTORE_EMULATOR_HOST", emulator.host_port()}};
+  DecideWhileTheSidecarIsDown();
+}
+#endif
 
 TEST_F(GateOfflineTest, WithTheSidecarUpTheCliDecidesOverNatsAndNeverAroundTheLease) {
   auto sidecar = StartSidecar(Defaults());
