@@ -51,6 +51,11 @@ void JournalWriter::set_request_checkpoint(std::function<void(const std::string&
   request_checkpoint_ = std::move(f);
 }
 
+void JournalWriter::set_confirm_lease(std::function<Status()> f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  confirm_lease_ = std::move(f);
+}
+
 void JournalWriter::Activate(const std::optional<LeaseToken>& lease, const JournalPosition& head,
                              int64_t checkpoint_sequence, int64_t tail_bytes) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -110,11 +115,13 @@ void JournalWriter::CommitLocked(std::unique_lock<std::mutex>& lock) {
                 return e.sequence > checkpointed_;
               }));
   std::optional<LeaseToken> lease = lease_;
+  std::function<Status()> confirm_lease = confirm_lease_;
   lock.unlock();
   tracing::Span span =
       batch.empty() ? tracing::Span() : tracing::StartChildSpan("agentckpt.store.append_journal");
   span.SetInt("agentckpt.journal.entries", static_cast<int64_t>(batch.size()));
   Status st = batch.empty() ? OkStatus() : store_->AppendJournal(options_.agent_id, batch, lease);
+  if (st.ok() && !batch.empty() && confirm_lease) st = confirm_lease();
   span.SetError(st);
   span.End();
   lock.lock();

@@ -104,6 +104,15 @@ class JournalWriter {
   // and must return at once. Optional; set before Activate.
   void set_request_checkpoint(std::function<void(const std::string& reason)> f);
 
+  // Confirms the writer lease after each append the store accepted and before the group is
+  // answered durable (LeaseKeeper::ConfirmHeld): kFailedPrecondition "lease lost: ..." fences
+  // the writer and the group is answered 409 like a fenced append; another error answers it as
+  // a failed append. A store whose appends read the lease (SQLite) needs it only as a second
+  // check; for one that fences by a marker (Firestore, docs/journal.md) it is what keeps a writer
+  // fenced out long ago from answering 2xx. Called on the committing thread with no lock of this
+  // writer held. Optional; set before Activate.
+  void set_confirm_lease(std::function<Status()> f);
+
   // Refuses every later change with kFailedPrecondition carrying `reason`.
   void Fence(const Status& reason);
 
@@ -161,6 +170,7 @@ class JournalWriter {
   int64_t base_tail_bytes_ = 0;  // bytes of entries restored at Activate (not in tail_)
   std::function<void(const std::string&)> force_checkpoint_;
   std::function<void(const std::string&)> request_checkpoint_;
+  std::function<Status()> confirm_lease_;
   bool checkpoint_requested_ = false;  // since the newest checkpoint
   std::thread flusher_;
 };

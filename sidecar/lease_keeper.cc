@@ -49,6 +49,7 @@ LeaseKeeper::LeaseKeeper(Env* env, CheckpointStore* store, LeaseKeeperOptions op
 LeaseKeeper::~LeaseKeeper() { Stop(); }
 
 StatusOr<Lease> LeaseKeeper::TryAcquire() {
+  const int64_t sent_us = env_->NowMonotonicMicros();
   // A holder of this pod or host whose process is gone is taken over in the same lease change.
   auto got = store_->AcquireOrTakeOverLease(options_.agent_id, options_.holder, options_.ttl_ms,
                                             env_->NowUnixMillis(), options_.holder_is_dead);
@@ -63,6 +64,7 @@ StatusOr<Lease> LeaseKeeper::TryAcquire() {
     lease_ = *got;
     state_ = "held";
     detail_.clear();
+    ConfirmedLocked(sent_us);
   } else {
     state_ = "standby";
     detail_ = got.status().message();
@@ -111,12 +113,14 @@ void LeaseKeeper::Loop(std::function<void(const Lease&)> on_acquired,
       std::lock_guard<std::mutex> lock(mu_);
       token = LeaseToken{lease_->holder, lease_->epoch};
     }
+    const int64_t sent_us = env_->NowMonotonicMicros();
     auto renewed =
         store_->RenewLease(options_.agent_id, token, options_.ttl_ms, env_->NowUnixMillis());
     if (renewed.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
       lease_ = *renewed;
       detail_.clear();
+      ConfirmedLocked(sent_us);
       continue;
     }
     if (renewed.status().code() == StatusCode::kFailedPrecondition) {
@@ -163,6 +167,43 @@ Status LeaseKeeper::Release() {
     state_ = "released";
   }
   return s;
+}
+
+void LeaseKeeper::ConfirmedLocked(int64_t sent_us) {
+  // No other holder can take the lease before it expires, ttl after the request's time by the
+  // holder's wall clock; a third of the ttl is left for clock skew between hosts.
+  confirmed_until_us_ = std::max(confirmed_until_us_, sent_us + options_.ttl_ms * 2 / 3 * 1000);
+}
+
+Status LeaseKeeper::ConfirmHeld() {
+  LeaseToken token;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != "held" || !lease_) {
+      return FailedPreconditionError("lease lost: this sidecar's writer lease is " + state_ +
+                                     (detail_.empty() ? "" : " (" + detail_ + ")"));
+    }
+    if (env_->NowMonotonicMicros() < confirmed_until_us_) return OkStatus();
+    token = LeaseToken{lease_->holder, lease_->epoch};
+  }
+  // Past the window (a pause, or renewals failing): ask the store before answering.
+  const int64_t sent_us = env_->NowMonotonicMicros();
+  auto renewed =
+      store_->RenewLease(options_.agent_id, token, options_.ttl_ms, env_->NowUnixMillis());
+  if (renewed.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (lease_ && lease_->epoch == renewed->epoch) lease_ = *renewed;
+    ConfirmedLocked(sent_us);
+    return OkStatus();
+  }
+  if (renewed.status().code() == StatusCode::kFailedPrecondition) {
+    LogError("writer lease lost (found before answering a journal append)",
+             {{"agentId", options_.agent_id},
+              {"holder", options_.holder},
+              {"reason", renewed.status().message()}});
+    return renewed.status();
+  }
+  return UnavailableError("cannot confirm the writer lease: " + renewed.status().ToString());
 }
 
 bool LeaseKeeper::held() const {

@@ -66,6 +66,16 @@ class LeaseKeeper {
   // no lease is held.
   Status Release();
 
+  // Called before a journal append is answered as durable. OK when no other sidecar can have
+  // taken the lease over yet: the last acquisition or renewal that succeeded was sent less than
+  // 2/3 of the ttl ago by the monotonic clock (the rest of the ttl covers clock skew between
+  // hosts). Otherwise (a process paused or cut off from the store past that window) it renews
+  // the lease first, on the calling thread: OK when the renewal finds this keeper's lease (no
+  // one took it over in between: a takeover raises the epoch for good), kFailedPrecondition
+  // "lease lost: ..." when someone did or the lease is not held, kUnavailable when the store
+  // cannot say. Thread-safe; costs one clock read while the window is open.
+  Status ConfirmHeld();
+
   // True while this keeper holds the lease (as far as it knows).
   bool held() const;
   // {"state": "held"|"standby"|"lost"|"released", "holder", "epoch", "expiresAt", "detail"}.
@@ -83,7 +93,11 @@ class LeaseKeeper {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  // Marks the lease confirmed by a store call sent at `sent_us` (monotonic); called with mu_.
+  void ConfirmedLocked(int64_t sent_us);
+
   std::optional<Lease> lease_;
+  int64_t confirmed_until_us_ = 0;  // monotonic; see ConfirmHeld
   std::string state_ = "standby";
   std::string detail_;
   std::thread thread_;

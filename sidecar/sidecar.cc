@@ -169,9 +169,10 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   };
   lo.ttl_ms = int64_t{config.lease_ttl_s} * 1000;
   s->lease_ = std::make_unique<LeaseKeeper>(env, s->store_.get(), lo);
+  LeaseKeeper* lease = s->lease_.get();
+  s->journal_->set_confirm_lease([lease] { return lease->ConfirmHeld(); });
   RetentionSweeperOptions so;
   so.interval_ms = int64_t{config.ttl_sweep_s} * 1000;
-  LeaseKeeper* lease = s->lease_.get();
   so.may_sweep = [lease] { return lease->held(); };
   s->sweeper_ = std::make_unique<RetentionSweeper>(env, s->store_.get(), std::move(so));
   CoalescerOptions co;

@@ -242,6 +242,36 @@ TEST_F(JournalWriterTest, ALostLeaseFencesTheWriter) {
   EXPECT_TRUE(store_->ReadJournal(kAgent, 0)->empty());
 }
 
+// The store accepted the append, but the lease could not be confirmed before the answer: the
+// update is not acknowledged durable (409 when the lease is gone, 503 when nobody can say).
+TEST_F(JournalWriterTest, AnAppendIsAnsweredOnlyOnceTheLeaseIsConfirmed) {
+  Open(dir_.File("s.db"));
+  Status confirm = OkStatus();
+  int confirms = 0;
+  journal_->set_confirm_lease([&] {
+    ++confirms;
+    return confirm;
+  });
+  Activate();
+  auto ok = Patch(1);
+  ASSERT_TRUE(journal_->Await(ok->journal_sequence).ok());
+  EXPECT_EQ(confirms, 1);
+  confirm = UnavailableError("cannot confirm the writer lease: store unreachable");
+  auto unsure = Patch(2);
+  ASSERT_TRUE(unsure.ok());
+  EXPECT_EQ(journal_->Await(unsure->journal_sequence).status().code(), StatusCode::kUnavailable);
+  confirm = OkStatus();
+  journal_->CheckpointWritten(journal_->head().sequence);  // repairs the journal
+  confirm = FailedPreconditionError("lease lost: epoch 1 of holder h taken over");
+  auto lost = Patch(3);
+  ASSERT_TRUE(lost.ok());
+  auto ack = journal_->Await(lost->journal_sequence);
+  EXPECT_EQ(ack.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ack.status().message().rfind("lease lost", 0), 0u) << ack.status().ToString();
+  EXPECT_EQ(Patch(4).status().code(), StatusCode::kFailedPrecondition);  // fenced for good
+  EXPECT_EQ(confirms, 3);
+}
+
 TEST_F(JournalWriterTest, AsyncRepliesFirstAndCloseFlushes) {
   JournalOptions o;
   o.durability = Durability::kAsync;

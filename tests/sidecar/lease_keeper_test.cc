@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/env.h"
+#include "common/fake_env.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tests/support/temp_dir.h"
 
@@ -101,6 +102,34 @@ TEST_F(LeaseKeeperTest, WithoutALivenessCheckADeadHolderIsWaitedFor) {
   ASSERT_TRUE(store_->AcquireLease("agent-l", dead, 60'000, env->NowUnixMillis()).ok());
   LeaseKeeper keeper(env, store_.get(), Options("pod-a/" + std::to_string(getpid()), false));
   EXPECT_EQ(keeper.TryAcquire().status().code(), StatusCode::kFailedPrecondition);
+}
+
+// ConfirmHeld answers from the clock while the last renewal is recent, asks the store once it
+// is not, and says "lease lost" when another holder took the lease over meanwhile.
+TEST_F(LeaseKeeperTest, ConfirmHeldRenewsOnlyPastItsWindowAndSeesATakeover) {
+  FakeEnv env;
+  LeaseKeeperOptions o = Options("pod-a/1", false);  // ttl 60 s: confirmed for 40 s
+  LeaseKeeper keeper(&env, store_.get(), o);
+  EXPECT_EQ(keeper.ConfirmHeld().code(), StatusCode::kFailedPrecondition);  // not held yet
+  auto got = keeper.TryAcquire();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  env.AdvanceMicros(39'000'000);
+  EXPECT_TRUE(keeper.ConfirmHeld().ok());
+  auto record = store_->GetAgent("agent-l");
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->lease_expires_at_ms, got->expires_at_ms);  // no store call
+  env.AdvanceMicros(2'000'000);
+  EXPECT_TRUE(keeper.ConfirmHeld().ok());
+  record = store_->GetAgent("agent-l");
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->lease_expires_at_ms, env.NowUnixMillis() + o.ttl_ms);  // renewed
+  // Paused past the ttl: another sidecar takes the expired lease over.
+  env.AdvanceMicros(61'000'000);
+  auto other = store_->AcquireLease("agent-l", "pod-b/2", o.ttl_ms, env.NowUnixMillis());
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  Status lost = keeper.ConfirmHeld();
+  EXPECT_EQ(lost.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(lost.message().rfind("lease lost", 0), 0u) << lost.ToString();
 }
 
 }  // namespace
