@@ -113,14 +113,10 @@ void LeaseKeeper::Loop(std::function<void(const Lease&)> on_acquired,
       std::lock_guard<std::mutex> lock(mu_);
       token = LeaseToken{lease_->holder, lease_->epoch};
     }
-    const int64_t sent_us = env_->NowMonotonicMicros();
-    auto renewed =
-        store_->RenewLease(options_.agent_id, token, options_.ttl_ms, env_->NowUnixMillis());
+    auto renewed = Renew(token);
     if (renewed.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
-      lease_ = *renewed;
       detail_.clear();
-      ConfirmedLocked(sent_us);
       continue;
     }
     if (renewed.status().code() == StatusCode::kFailedPrecondition) {
@@ -169,6 +165,18 @@ Status LeaseKeeper::Release() {
   return s;
 }
 
+StatusOr<Lease> LeaseKeeper::Renew(const LeaseToken& token) {
+  const int64_t sent_us = env_->NowMonotonicMicros();
+  auto renewed =
+      store_->RenewLease(options_.agent_id, token, options_.ttl_ms, env_->NowUnixMillis());
+  if (renewed.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    lease_ = *renewed;
+    ConfirmedLocked(sent_us);
+  }
+  return renewed;
+}
+
 void LeaseKeeper::ConfirmedLocked(int64_t sent_us) {
   // No other holder can take the lease before it expires, ttl after the request's time by the
   // holder's wall clock; a third of the ttl is left for clock skew between hosts.
@@ -187,15 +195,8 @@ Status LeaseKeeper::ConfirmHeld() {
     token = LeaseToken{lease_->holder, lease_->epoch};
   }
   // Past the window (a pause, or renewals failing): ask the store before answering.
-  const int64_t sent_us = env_->NowMonotonicMicros();
-  auto renewed =
-      store_->RenewLease(options_.agent_id, token, options_.ttl_ms, env_->NowUnixMillis());
-  if (renewed.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (lease_ && lease_->epoch == renewed->epoch) lease_ = *renewed;
-    ConfirmedLocked(sent_us);
-    return OkStatus();
-  }
+  auto renewed = Renew(token);
+  if (renewed.ok()) return OkStatus();
   if (renewed.status().code() == StatusCode::kFailedPrecondition) {
     LogError("writer lease lost (found before answering a journal append)",
              {{"agentId", options_.agent_id},

@@ -93,6 +93,8 @@ class LeaseKeeper {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  // One renewal of `token`'s lease; on success the lease is stored and confirmed.
+  StatusOr<Lease> Renew(const LeaseToken& token);
   // Marks the lease confirmed by a store call sent at `sent_us` (monotonic); called with mu_.
   void ConfirmedLocked(int64_t sent_us);
 
