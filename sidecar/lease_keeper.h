@@ -85,6 +85,10 @@ class LeaseKeeper {
   void Loop(std::function<void(const Lease&)> on_acquired,
             std::function<void(const Status&)> on_lost);
   bool WaitMs(int64_t ms);  // false when stopping
+  // One renewal of `token`'s lease; on success the lease is stored and confirmed.
+  StatusOr<Lease> Renew(const LeaseToken& token);
+  // Marks the lease confirmed by a store call sent at `sent_us` (monotonic); called with mu_.
+  void ConfirmedLocked(int64_t sent_us);
 
   Env* env_;
   CheckpointStore* store_;
@@ -93,11 +97,6 @@ class LeaseKeeper {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
-  // One renewal of `token`'s lease; on success the lease is stored and confirmed.
-  StatusOr<Lease> Renew(const LeaseToken& token);
-  // Marks the lease confirmed by a store call sent at `sent_us` (monotonic); called with mu_.
-  void ConfirmedLocked(int64_t sent_us);
-
   std::optional<Lease> lease_;
   int64_t confirmed_until_us_ = 0;  // monotonic; see ConfirmHeld
   std::string state_ = "standby";
