@@ -42,8 +42,11 @@ StatusOr<std::vector<Gate>> GatesOf(const Checkpoint& cp) {
 }
 
 // Appends `g` as one journal entry of `kind` after `*head`, fenced by `lease`; moves `*head`.
-Status Append(CheckpointStore* store, Env* env, const std::string& agent_id, JournalPosition* head,
-              const Lease& lease, JournalKind kind, const Gate& g) {
+// The append counts only once `keeper` confirms the lease is still this command's
+// (LeaseKeeper::ConfirmHeld): a store that fences by a marker (Firestore) can accept an entry
+// from a writer fenced out long ago, when this process was paused past the lease's window.
+Status Append(CheckpointStore* store, Env* env, LeaseKeeper* keeper, const std::string& agent_id,
+              JournalPosition* head, const Lease& lease, JournalKind kind, const Gate& g) {
   JournalEntry e;
   e.agent_id = agent_id;
   e.sequence = head->sequence + 1;
@@ -54,6 +57,11 @@ Status Append(CheckpointStore* store, Env* env, const std::string& agent_id, Jou
   e.prev_sha256 = head->sha256;
   SealJournalEntry(&e);
   RETURN_IF_ERROR(store->AppendJournal(agent_id, {e}, LeaseToken{lease.holder, lease.epoch}));
+  if (Status held = keeper->ConfirmHeld(); !held.ok()) {
+    return Status(held.code(), held.message() +
+                                   " (the decision was written but may not count: run `agentckpt "
+                                   "gate list` to see whether it did, and decide again if not)");
+  }
   *head = JournalPosition{e.sequence, e.sha256};
   return OkStatus();
 }
@@ -74,15 +82,19 @@ StatusOr<Gate> ResolveGateInStore(CheckpointStore* store, Env* env, const std::s
   }
   // The sidecar's holder form, so a sidecar that was SIGKILLed on this host does not block the
   // decision until its lease runs out (and a live one does: fencing).
-  const std::string holder = MakeLeaseHolderId();
-  ASSIGN_OR_RETURN(Lease lease, store->AcquireOrTakeOverLease(
-                                    agent_id, holder, kCliLeaseTtlMs, env->NowUnixMillis(),
-                                    [holder](const std::string& current) {
-                                      return IsDeadLocalHolder(current, holder);
-                                    }));
+  LeaseKeeperOptions lease_options;
+  lease_options.agent_id = agent_id;
+  lease_options.holder = MakeLeaseHolderId();
+  lease_options.ttl_ms = kCliLeaseTtlMs;
+  lease_options.holder_is_dead = [holder = lease_options.holder](const std::string& current) {
+    return IsDeadLocalHolder(current, holder);
+  };
+  // Its thread is never started: the command holds the lease for one decision and confirms it
+  // after each append.
+  LeaseKeeper keeper(env, store, lease_options);
+  ASSIGN_OR_RETURN(Lease lease, keeper.TryAcquire());
   auto release = [&] {
-    Status s =
-        store->ReleaseLease(agent_id, LeaseToken{lease.holder, lease.epoch}, env->NowUnixMillis());
+    Status s = keeper.Release();
     (void)s;  // an unreleased lease expires after kCliLeaseTtlMs
   };
   auto run = [&]() -> StatusOr<Gate> {
@@ -105,13 +117,13 @@ StatusOr<Gate> ResolveGateInStore(CheckpointStore* store, Env* env, const std::s
     const int64_t now = env->NowUnixMillis();
     if (auto expired = ExpireIfDue(current, now)) {
       RETURN_IF_ERROR(
-          Append(store, env, agent_id, &head, lease, JournalKind::kGateResolve, *expired));
+          Append(store, env, &keeper, agent_id, &head, lease, JournalKind::kGateResolve, *expired));
       current = *expired;
     }
     ASSIGN_OR_RETURN(GateOutcome out, ResolveGate(current, r, now));
     if (out.changed) {
       RETURN_IF_ERROR(
-          Append(store, env, agent_id, &head, lease, JournalKind::kGateResolve, out.gate));
+          Append(store, env, &keeper, agent_id, &head, lease, JournalKind::kGateResolve, out.gate));
     }
     return out.gate;
   };

@@ -24,7 +24,10 @@ StatusOr<std::vector<Gate>> LoadGatesFromStore(CheckpointStore* store, const std
 // kFailedPrecondition "lease held by ..." while a sidecar holds the lease; kNotFound; the rules'
 // errors (kAlreadyExists "conflict: ...", kFailedPrecondition "argsSha256: ..."); kDataLoss as
 // LoadGatesFromStore (also when the stored journal runs past the fold);
-// kFailedPrecondition for a store without a journal.
+// kFailedPrecondition for a store without a journal. When this process took longer than 2/3 of
+// the lease's ttl (30 s) between taking the lease and an append, the append counts only after a
+// renewal finds the lease still this command's (LeaseKeeper::ConfirmHeld): kFailedPrecondition
+// "lease lost: ..." when a sidecar took it over meanwhile, kUnavailable when the store cannot say.
 StatusOr<Gate> ResolveGateInStore(CheckpointStore* store, Env* env, const std::string& agent_id,
                                   const GateResolution& r);
 

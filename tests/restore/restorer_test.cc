@@ -14,6 +14,7 @@
 #include "tests/restore/prompt_test_util.h"
 #include "tests/restore/restorer_fixture.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/forwarding_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace agentckpt {
@@ -239,34 +240,12 @@ TEST_F(RestorerTest, TruncatedReplayAndMaxCheckpointStayWithinTheLimit) {
 
 TEST_F(RestorerTest, StoreFailureFailsTheRestoreAndPublishesFailed) {
   // A store whose reads fail (the real SQLite store behind it for the status).
-  class UnreadableStore : public CheckpointStore {
+  class UnreadableStore : public testing::ForwardingStore {
    public:
-    explicit UnreadableStore(CheckpointStore* real) : real_(real) {}
-    StatusOr<PutResult> Put(const SealedCheckpoint& cp, const PutOptions& o) override {
-      return real_->Put(cp, o);
-    }
+    using ForwardingStore::ForwardingStore;
     StatusOr<LatestVerified> GetLatestVerified(const std::string&) override {
       return UnavailableError("database is locked");
     }
-    StatusOr<Checkpoint> GetById(const std::string& a, const std::string& id) override {
-      return real_->GetById(a, id);
-    }
-    StatusOr<Checkpoint> GetBySequence(const std::string& a, int64_t s) override {
-      return real_->GetBySequence(a, s);
-    }
-    StatusOr<std::vector<CheckpointInfo>> List(const std::string& a, int l) override {
-      return real_->List(a, l);
-    }
-    StatusOr<int> Prune(const std::string& a, int k) override { return real_->Prune(a, k); }
-    StatusOr<int> DeleteExpired(int64_t now) override { return real_->DeleteExpired(now); }
-    StatusOr<AgentRecord> GetAgent(const std::string& a) override { return real_->GetAgent(a); }
-    Status SetAgentStatus(const std::string& a, const std::string& s, int64_t t) override {
-      return real_->SetAgentStatus(a, s, t);
-    }
-    Status Ping() override { return real_->Ping(); }
-
-   private:
-    CheckpointStore* real_;
   };
   UnreadableStore broken(store_.get());
   Restorer r(&env_, &broken, replay_.get(), events_.get(), RestoreOptions{});

@@ -13,6 +13,7 @@
 #include "context/context_state.h"
 #include "store/journal_load.h"
 #include "store/sqlite/sqlite_store.h"
+#include "tests/support/forwarding_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace agentckpt {
@@ -23,46 +24,10 @@ using nlohmann::json;
 constexpr char kAgent[] = "agent-jw";
 
 // Forwards to a real store; AppendJournal can be held at a gate, failed, and is counted.
-class GatedStore : public CheckpointStore {
+class GatedStore : public testing::ForwardingStore {
  public:
-  explicit GatedStore(std::unique_ptr<CheckpointStore> inner) : inner_(std::move(inner)) {}
-  StatusOr<PutResult> Put(const SealedCheckpoint& cp, const PutOptions& o) override {
-    return inner_->Put(cp, o);
-  }
-  StatusOr<LatestVerified> GetLatestVerified(const std::string& a) override {
-    return inner_->GetLatestVerified(a);
-  }
-  StatusOr<Checkpoint> GetById(const std::string& a, const std::string& id) override {
-    return inner_->GetById(a, id);
-  }
-  StatusOr<Checkpoint> GetBySequence(const std::string& a, int64_t s) override {
-    return inner_->GetBySequence(a, s);
-  }
-  StatusOr<std::vector<CheckpointInfo>> List(const std::string& a, int l) override {
-    return inner_->List(a, l);
-  }
-  StatusOr<int> Prune(const std::string& a, int k) override { return inner_->Prune(a, k); }
-  StatusOr<int> DeleteExpired(int64_t n) override { return inner_->DeleteExpired(n); }
-  StatusOr<AgentRecord> GetAgent(const std::string& a) override { return inner_->GetAgent(a); }
-  Status SetAgentStatus(const std::string& a, const std::string& s, int64_t n) override {
-    return inner_->SetAgentStatus(a, s, n);
-  }
-  Status Ping() override { return inner_->Ping(); }
-  StatusOr<Lease> AcquireLease(const std::string& a, const std::string& h, int64_t ttl,
-                               int64_t now) override {
-    return inner_->AcquireLease(a, h, ttl, now);
-  }
-  StatusOr<Lease> AcquireOrTakeOverLease(const std::string& a, const std::string& h, int64_t ttl,
-                                         int64_t now, const HolderIsDead& dead) override {
-    return inner_->AcquireOrTakeOverLease(a, h, ttl, now, dead);
-  }
+  using ForwardingStore::ForwardingStore;
   bool SupportsJournal() const override { return true; }
-  StatusOr<std::vector<JournalEntry>> ReadJournal(const std::string& a, int64_t after) override {
-    return inner_->ReadJournal(a, after);
-  }
-  StatusOr<JournalStats> GetJournalStats(const std::string& a) override {
-    return inner_->GetJournalStats(a);
-  }
   Status AppendJournal(const std::string& a, const std::vector<JournalEntry>& entries,
                        const std::optional<LeaseToken>& lease) override {
     {
@@ -74,7 +39,7 @@ class GatedStore : public CheckpointStore {
       in_append_ = false;
       if (!fail.ok()) return fail;
     }
-    return inner_->AppendJournal(a, entries, lease);
+    return ForwardingStore::AppendJournal(a, entries, lease);
   }
   void Hold() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -93,7 +58,6 @@ class GatedStore : public CheckpointStore {
   Status fail;
 
  private:
-  std::unique_ptr<CheckpointStore> inner_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool held_ = false;
