@@ -107,6 +107,23 @@ void SqliteStore::FinalizeJournal() {
   }
 }
 
+bool SqliteStore::DataVersionLocked(unsigned int* version) {
+  return sqlite3_file_control(db_, "main", SQLITE_FCNTL_DATA_VERSION, version) == SQLITE_OK;
+}
+
+Status SqliteStore::ReadJournalHeadLocked(const std::string& agent_id, JournalHead* head) {
+  StmtGuard g{journal_head_};
+  Bind(journal_head_, 1, agent_id);
+  int rc = sqlite3_step(journal_head_);
+  if (rc != SQLITE_ROW) return Error("cannot read the agent record", rc);
+  head->agent_id = agent_id;
+  head->lease_holder = std::string(Column(journal_head_, 0));
+  head->lease_epoch = sqlite3_column_int64(journal_head_, 1);
+  head->last_sequence = sqlite3_column_int64(journal_head_, 2);
+  head->slot = sqlite3_column_int64(journal_head_, 3);  // 0 when NULL: none yet
+  return OkStatus();
+}
+
 Status SqliteStore::AppendJournal(const std::string& agent_id,
                                   const std::vector<JournalEntry>& entries,
                                   const std::optional<LeaseToken>& lease) {
@@ -122,56 +139,62 @@ Status SqliteStore::AppendJournal(const std::string& agent_id,
   encoded.reserve(entries.size());
   for (const JournalEntry& e : entries) encoded.push_back(EncodeJournalEntry(e));
   std::lock_guard<std::mutex> lock(mu_);
-  return InTransactionLocked([&]() -> StatusOr<bool> {
-           int64_t slot = 0;
-           {
-             StmtGuard g{journal_head_};
-             Bind(journal_head_, 1, agent_id);
-             int rc = sqlite3_step(journal_head_);
-             if (rc != SQLITE_ROW) return Error("cannot read the agent record", rc);
-             if (lease.has_value()) {
-               std::string holder(Column(journal_head_, 0));
-               int64_t epoch = sqlite3_column_int64(journal_head_, 1);
-               if (holder != lease->holder || epoch != lease->epoch) {
-                 return FailedPreconditionError(LeaseLostMessage(*lease, holder, epoch));
-               }
-             }
-             int64_t last = sqlite3_column_int64(journal_head_, 2);
-             if (entries.front().sequence <= last) {
-               return AlreadyExistsError("journal sequence " +
-                                         std::to_string(entries.front().sequence) + " of agent " +
-                                         agent_id + " is not above the last appended " +
-                                         std::to_string(last) + ": another writer got there");
-             }
-             slot = sqlite3_column_int64(journal_head_, 3);  // 0 when NULL: none yet
-           }
-           if (slot == 0) {  // the agent's first append
-             StmtGuard g{journal_assign_slot_};
-             Bind(journal_assign_slot_, 1, agent_id);
-             sqlite3_bind_int64(journal_assign_slot_, 2, options_.env->NowUnixMillis());
-             int rc = sqlite3_step(journal_assign_slot_);
-             if (rc != SQLITE_ROW) return Error("cannot give the agent a journal slot", rc);
-             slot = sqlite3_column_int64(journal_assign_slot_, 0);
-             if (slot < 1 || slot > kMaxJournalSlot) {
-               return ResourceExhaustedError("the store file " + path_ + " has no journal slot " +
-                                             "left for agent " + agent_id + " (slot " +
-                                             std::to_string(slot) + ")");
-             }
-           }
-           for (size_t i = 0; i < entries.size(); ++i) {
-             StmtGuard g{journal_insert_};
-             sqlite3_bind_int64(journal_insert_, 1, JournalKey(slot, entries[i].sequence));
-             Bind(journal_insert_, 2, agent_id);
-             sqlite3_bind_int64(journal_insert_, 3, entries[i].sequence);
-             sqlite3_bind_int64(journal_insert_, 4, static_cast<int64_t>(encoded[i].size()));
-             sqlite3_bind_blob(journal_insert_, 5, encoded[i].data(),
-                               static_cast<int>(encoded[i].size()), SQLITE_STATIC);
-             int rc = sqlite3_step(journal_insert_);
-             if (rc != SQLITE_DONE) return Error("cannot append to the journal", rc);
-           }
-           return true;
-         })
-      .status();
+  JournalHead head;
+  Status appended =
+      InTransactionLocked([&]() -> StatusOr<bool> {
+        // Inside the write transaction no other connection can commit, and SQLite has already
+        // compared the log with what this connection last saw: an unchanged data version means
+        // the agent's row and the journal are as this connection's last append left them.
+        unsigned int version = 0;
+        const bool unchanged =
+            journal_head_cache_.valid && journal_head_cache_.agent_id == agent_id &&
+            DataVersionLocked(&version) && version == journal_head_cache_.data_version;
+        if (unchanged) head = journal_head_cache_;
+        journal_head_cache_.valid = false;  // until this append commits
+        if (!unchanged) RETURN_IF_ERROR(ReadJournalHeadLocked(agent_id, &head));
+        if (lease.has_value() &&
+            (head.lease_holder != lease->holder || head.lease_epoch != lease->epoch)) {
+          return FailedPreconditionError(
+              LeaseLostMessage(*lease, head.lease_holder, head.lease_epoch));
+        }
+        if (entries.front().sequence <= head.last_sequence) {
+          return AlreadyExistsError("journal sequence " + std::to_string(entries.front().sequence) +
+                                    " of agent " + agent_id + " is not above the last appended " +
+                                    std::to_string(head.last_sequence) +
+                                    ": another writer got there");
+        }
+        if (head.slot == 0) {  // the agent's first append
+          StmtGuard g{journal_assign_slot_};
+          Bind(journal_assign_slot_, 1, agent_id);
+          sqlite3_bind_int64(journal_assign_slot_, 2, options_.env->NowUnixMillis());
+          int rc = sqlite3_step(journal_assign_slot_);
+          if (rc != SQLITE_ROW) return Error("cannot give the agent a journal slot", rc);
+          head.slot = sqlite3_column_int64(journal_assign_slot_, 0);
+          if (head.slot < 1 || head.slot > kMaxJournalSlot) {
+            return ResourceExhaustedError("the store file " + path_ + " has no journal slot " +
+                                          "left for agent " + agent_id + " (slot " +
+                                          std::to_string(head.slot) + ")");
+          }
+        }
+        for (size_t i = 0; i < entries.size(); ++i) {
+          StmtGuard g{journal_insert_};
+          sqlite3_bind_int64(journal_insert_, 1, JournalKey(head.slot, entries[i].sequence));
+          Bind(journal_insert_, 2, agent_id);
+          sqlite3_bind_int64(journal_insert_, 3, entries[i].sequence);
+          sqlite3_bind_int64(journal_insert_, 4, static_cast<int64_t>(encoded[i].size()));
+          sqlite3_bind_blob(journal_insert_, 5, encoded[i].data(),
+                            static_cast<int>(encoded[i].size()), SQLITE_STATIC);
+          int rc = sqlite3_step(journal_insert_);
+          if (rc != SQLITE_DONE) return Error("cannot append to the journal", rc);
+        }
+        return true;
+      }).status();
+  if (appended.ok() && DataVersionLocked(&head.data_version)) {
+    head.last_sequence = entries.back().sequence;
+    head.valid = true;
+    journal_head_cache_ = std::move(head);
+  }
+  return appended;
 }
 
 StatusOr<std::vector<JournalEntry>> SqliteStore::ReadJournal(const std::string& agent_id,

@@ -107,6 +107,26 @@ class SqliteStore final : public LeaseRecordStore {
   sqlite3_stmt* journal_stats_ = nullptr;
   sqlite3_stmt* journal_raise_ = nullptr;
   sqlite3_stmt* journal_compact_ = nullptr;
+  // What an append reads before it writes (the lease, the high-water mark, the journal slot) as
+  // this connection's last successful append left it, with SQLite's data version after that
+  // commit. SQLite raises the version on every commit of this connection and whenever it finds
+  // that another connection (or process) committed, so an equal version at the next append,
+  // read inside its write transaction, means nothing changed and the read can be skipped.
+  // Guarded by mu_.
+  struct JournalHead {
+    bool valid = false;
+    std::string agent_id;
+    std::string lease_holder;
+    int64_t lease_epoch = 0;
+    int64_t last_sequence = 0;
+    int64_t slot = 0;  // 0: none yet
+    unsigned int data_version = 0;
+  };
+  JournalHead journal_head_cache_;
+  // The connection's data version (SQLITE_FCNTL_DATA_VERSION); false if SQLite cannot say.
+  bool DataVersionLocked(unsigned int* version);
+  // Reads the agent's head with journal_head_. Caller holds mu_, in a write transaction.
+  Status ReadJournalHeadLocked(const std::string& agent_id, JournalHead* head);
 
   std::mutex mu_;
   sqlite3* db_;

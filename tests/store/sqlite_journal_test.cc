@@ -5,6 +5,7 @@
 
 #include "checkpoint/canonical.h"
 #include "store/sqlite/sqlite_store.h"
+#include "tests/store/raw_sqlite.h"
 #include "tests/store/store_test_util.h"
 #include "tests/store/sync_counting_vfs.h"
 #include "tests/support/fixtures.h"
@@ -13,6 +14,7 @@
 namespace agentckpt {
 namespace {
 
+using testing::RawSqlite;
 using testing::SyncCountingVfs;
 using testing::TempDir;
 
@@ -121,6 +123,54 @@ TEST_F(SqliteJournalTest, AFencedWriterAppendsNothing) {
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(st.message().rfind("lease lost", 0), 0u) << st.message();
   EXPECT_TRUE(store_->ReadJournal(kAgent, 0)->empty());
+}
+
+// An append skips reading the agent's row when SQLite's data version shows no commit since this
+// connection's last append. A lease taken over through the same connection, or through another
+// one (here a plain SQL connection, as another process would be), must still fence it.
+TEST_F(SqliteJournalTest, ATakeoverAfterAppendsFencesTheNextAppend) {
+  auto first = Entries(1, 2, lease_.epoch);
+  ASSERT_TRUE(store_->AppendJournal(kAgent, first, lease_).ok());
+  auto taken = store_->AcquireOrTakeOverLease(kAgent, "holder-2", 60000, 2000,
+                                              [](const std::string&) { return true; });
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  Status st = store_->AppendJournal(kAgent, Entries(3, 1, lease_.epoch, first[1].sha256), lease_);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
+  LeaseToken now{taken->holder, taken->epoch};
+  auto next = Entries(3, 1, now.epoch, first[1].sha256);
+  ASSERT_TRUE(store_->AppendJournal(kAgent, next, now).ok());
+
+  RawSqlite other(dir_.File("j.db"));
+  ASSERT_TRUE(other.Exec("UPDATE agents SET lease_epoch = lease_epoch + 1 WHERE agent_id = '" +
+                         std::string(kAgent) + "'"));
+  st = store_->AppendJournal(kAgent, Entries(4, 1, now.epoch, next[0].sha256), now);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
+  EXPECT_EQ(st.message().rfind("lease lost", 0), 0u) << st.message();
+  EXPECT_EQ(store_->GetJournalStats(kAgent)->last_sequence, 3);
+}
+
+// The same for the high-water mark: entries another connection appended and then compacted
+// away (so no row is left to collide with) still raise it for this connection.
+TEST_F(SqliteJournalTest, AnotherConnectionsAppendsAndCompactionAreSeenByTheNext) {
+  auto first = Entries(1, 2, lease_.epoch);
+  ASSERT_TRUE(store_->AppendJournal(kAgent, first, lease_).ok());
+  auto other = SqliteStore::Open(dir_.File("j.db"));
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  auto theirs = Entries(3, 2, lease_.epoch, first[1].sha256);
+  ASSERT_TRUE((*other)->AppendJournal(kAgent, theirs, lease_).ok());
+  auto sealed = Seal(testing::MakeCheckpoint(kAgent, 1));
+  ASSERT_TRUE(sealed.ok());
+  PutOptions opts;
+  opts.lease = lease_;
+  opts.journal_compact_through = 4;
+  ASSERT_TRUE((*other)->Put(*sealed, opts).ok());
+  ASSERT_EQ(store_->GetJournalStats(kAgent)->entries, 0);
+  EXPECT_EQ(
+      store_->AppendJournal(kAgent, Entries(3, 1, lease_.epoch, first[1].sha256), lease_).code(),
+      StatusCode::kAlreadyExists);
+  EXPECT_TRUE(
+      store_->AppendJournal(kAgent, Entries(5, 1, lease_.epoch, theirs[1].sha256), lease_).ok());
+  EXPECT_EQ(store_->GetJournalStats(kAgent)->last_sequence, 5);
 }
 
 TEST_F(SqliteJournalTest, ASequenceIsNeverReusedEvenAfterCompaction) {
