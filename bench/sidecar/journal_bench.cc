@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/cpu_reference.h"
 #include "bench/common/journal_tail.h"
 #include "bench/common/keepalive_client.h"
 #include "bench/common/percentiles.h"
@@ -43,12 +44,15 @@
 namespace {
 
 using agentckpt::bench::AppendFigures;
+using agentckpt::bench::CountSlowTogether;
+using agentckpt::bench::CpuReferenceMicros;
 using agentckpt::bench::DraftText;
 using agentckpt::bench::Latencies;
 using agentckpt::bench::MakeJournalTail;
 using agentckpt::bench::MeasureAppendVsFloor;
 using agentckpt::bench::MicrosSince;
 using agentckpt::bench::PrintAppendFigures;
+using agentckpt::bench::SlowTogether;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 namespace http = web::http;
@@ -316,8 +320,12 @@ int main(int argc, char** argv) {
     ro.dry_run = true;
     Restorer restorer(Env::Default(), store->get(), nullptr, nullptr, ro);
     Latencies total;
+    // The CPU reference (bench/common/cpu_reference.h) before the first kept restore and after
+    // each: which slow restores were slow moments of the machine.
+    std::vector<double> kept, reference;
     int applied = 0;
     for (int i = 0; i < 120; ++i) {
+      if (i == 20) reference.push_back(CpuReferenceMicros());
       auto r = restorer.Run(agent);
       if (!r.ok()) return 1;
       applied = r->journal.value("applied", 0);
@@ -326,13 +334,25 @@ int main(int argc, char** argv) {
                      r->journal.dump().c_str());
         return 1;
       }
-      if (i >= 20) total.Add(r->timings.total_ms * 1000);
+      if (i >= 20) {
+        total.Add(r->timings.total_ms * 1000);
+        kept.push_back(r->timings.total_ms * 1000);
+        reference.push_back(CpuReferenceMicros());
+      }
     }
     std::printf(
         "\n[4] restore (Restorer, dry run, no replay) of a checkpoint + 1,000-entry tail "
         "(~1 KB patches; %d applied)\n",
         applied);
     total.Print("restore totalMs");
+    Latencies cpu;
+    for (double v : reference) cpu.Add(v);
+    cpu.Print("CPU reference (fixed register loop)");
+    SlowTogether slow = CountSlowTogether(kept, reference, 2.0);
+    std::printf(
+        "%-40s %d restores over 2x the restore p50, %d of them next to a CPU reference "
+        "over 2x its p50 (the machine's slow moments)\n",
+        "slow restores", slow.slow_samples, slow.with_slow_reference);
   }
   return 0;
 }
