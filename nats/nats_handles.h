@@ -26,7 +26,9 @@ struct MsgDeleter {
 struct MetaDataDeleter {
   void operator()(jsMsgMetaData* meta) const { jsMsgMetaData_Destroy(meta); }
 };
-// Unsubscribes (best effort: the connection may be gone) and then frees the subscription.
+// Unsubscribes (best effort: the connection may be gone) and then frees the subscription. For a
+// subscription whose connection stays open and may still receive its messages, use
+// UnsubscribeAndDestroy (below) instead.
 struct SubscriptionDeleter {
   void operator()(natsSubscription* sub) const {
     natsSubscription_Unsubscribe(sub);
@@ -39,6 +41,24 @@ struct ConnectionDeleter {
     natsConnection_Destroy(nc);
   }
 };
+
+// Unsubscribes `sub` and destroys it once `nc`'s read loop can no longer be using it.
+// nats.c before 3.6.0 (Debian 12 ships 3.4.1) looks up the subscription of an inbound message
+// and then locks it without retaining it, so a subscription destroyed right after its
+// unsubscribe can be locked by the read loop after it was freed (nats.c issue #637, a crash or
+// a TSan "use of an invalid mutex"). A flush after the unsubscribe returns once the read loop has
+// processed the server's PONG, so it has finished with every message it had found for the
+// subscription; no message can find it after the unsubscribe. When `nc` is not connected there
+// is no read loop to wait for. Bounded by `flush_ms`; never fails.
+inline void UnsubscribeAndDestroy(natsConnection* nc, natsSubscription* sub,
+                                  int64_t flush_ms = 1000) {
+  if (sub == nullptr) return;
+  natsSubscription_Unsubscribe(sub);
+  if (nc != nullptr && natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED) {
+    natsConnection_FlushTimeout(nc, flush_ms);
+  }
+  natsSubscription_Destroy(sub);
+}
 
 using OptionsPtr = std::unique_ptr<natsOptions, OptionsDeleter>;
 using JsCtxPtr = std::unique_ptr<jsCtx, JsCtxDeleter>;

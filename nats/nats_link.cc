@@ -243,10 +243,12 @@ void NatsLink::Close() {
     nc = nc_;
     js = js_;
   }
-  for (natsSubscription* sub : subs) {
-    natsSubscription_Unsubscribe(sub);
-    natsSubscription_Destroy(sub);
+  for (natsSubscription* sub : subs) natsSubscription_Unsubscribe(sub);
+  // One flush for all of them before they are freed (nats_handles.h, UnsubscribeAndDestroy).
+  if (!subs.empty() && natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED) {
+    natsConnection_FlushTimeout(nc, 1000);
   }
+  for (natsSubscription* sub : subs) natsSubscription_Destroy(sub);
   jsCtx_Destroy(js);
   natsConnection_Close(nc);
   // natsConnection_Destroy does not wait for the callbacks nats.c has queued (a disconnect

@@ -32,7 +32,8 @@ JsApiInbox::JsApiInbox(natsConnection* connection, std::string prefix, std::stri
                        natsSubscription* sub)
     : connection_(connection), prefix_(std::move(prefix)), unique_(std::move(unique)), sub_(sub) {}
 
-JsApiInbox::~JsApiInbox() = default;
+// The connection stays open after a replay and late replies may still reach the inbox.
+JsApiInbox::~JsApiInbox() { nats_handles::UnsubscribeAndDestroy(connection_, sub_.release()); }
 
 StatusOr<int> JsApiInbox::Send(const std::string& subject, const std::string& body) {
   const int tag = next_tag_++;

@@ -92,6 +92,9 @@ StatusOr<std::unique_ptr<AgentInbox>> AgentInbox::Open(const std::string& nats_u
 }
 
 AgentInbox::~AgentInbox() {
+  // Closed first: the close waits for the read loop, which nats.c 3.4 can otherwise have in the
+  // middle of a message for the subscription as it is freed (nats/nats_handles.h).
+  natsConnection_Close(nc_);
   natsSubscription_Destroy(sub_);
   jsCtx_Destroy(js_);
   natsConnection_Destroy(nc_);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "nats/nats_handles.h"
 #include "nats/subjects.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/sidecar/sidecar_test_env.h"
@@ -90,7 +91,7 @@ TEST_F(CliCreateTest, NoSidecarExits3) {
   EXPECT_EQ(r.exit_code, 3) << Describe(r);
   EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
   EXPECT_GE(took, 1.0);
-  natsSubscription_Destroy(silent);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(events_nc_, silent);
   // NATS itself unreachable.
   const std::string down = "nats://127.0.0.1:" + std::to_string(PickFreePort());
   CliResult unreachable = RunCli({"create", "--agent", kProcAgent, "--nats", down});

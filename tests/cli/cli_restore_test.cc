@@ -7,6 +7,7 @@
 #include "checkpoint/canonical.h"
 #include "common/env.h"
 #include "nats/nats_connect.h"
+#include "nats/nats_handles.h"
 #include "nats/subjects.h"
 #include "restore/token_counter.h"
 #include "store/checkpoint_store.h"
@@ -106,7 +107,7 @@ TEST_F(CliRestoreTest, DryRunPrintsThePromptAndChangesNothing) {
   EXPECT_EQ(natsSubscription_NextMsg(&msg, sub, 200), NATS_TIMEOUT)
       << (msg ? natsMsg_GetSubject(msg) : "");
   if (msg != nullptr) natsMsg_Destroy(msg);
-  natsSubscription_Destroy(sub);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(watcher, sub);
   natsConnection_Close(watcher);
   natsConnection_Destroy(watcher);
   // The durable consumer, the stream and the store are as they were.

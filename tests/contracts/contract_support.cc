@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "nats/nats_connect.h"
+#include "nats/nats_handles.h"
 
 namespace agentckpt::testing {
 
@@ -75,7 +76,7 @@ bool WriteJsonFile(const std::string& path, const nlohmann::json& j) {
 }
 
 NatsCapture::~NatsCapture() {
-  if (sub_ != nullptr) natsSubscription_Destroy(sub_);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(nc_, sub_);
   if (nc_ != nullptr) natsConnection_Destroy(nc_);
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "nats/nats_handles.h"
 #include "nats/subjects.h"
 #include "tests/e2e/gate_test_base.h"
 
@@ -67,7 +68,7 @@ TEST_F(GateKillTest, PendingGateSurvivesSigkillAndANatsDecisionWakesTheWaitingAg
     natsMsg_Destroy(m);
     if (last_status == "suspended") break;
   }
-  natsSubscription_Destroy(status);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(events_nc_, status);
   EXPECT_EQ(last_status, "suspended");
   json pending = Body(HttpCall(port_, "GET", "/v1/gates?state=pending"));
   ASSERT_EQ(pending["gates"].size(), 1u) << pending.dump();

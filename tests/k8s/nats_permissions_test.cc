@@ -13,6 +13,7 @@
 
 #include "cli/setup_stream.h"
 #include "nats/nats_connect.h"
+#include "nats/nats_handles.h"
 #include "replay/jetstream_replay.h"
 #include "store/jetstream/jetstream_store.h"
 #include "tests/store/store_test_util.h"
@@ -166,7 +167,7 @@ TEST_F(NatsPermissionsTest, AgentUserStaysInsideItsSubjectsAndStream) {
   const char* text = nullptr;
   EXPECT_EQ(natsConnection_GetLastError(nc.get(), &text), NATS_NOT_PERMITTED);
   EXPECT_NE(std::string(text == nullptr ? "" : text).find("Subscription"), std::string::npos);
-  natsSubscription_Destroy(sub);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(nc.get(), sub);
 }
 
 // The JetStream store with the shipped permissions: the setup user provisions its streams, the

@@ -14,6 +14,7 @@
 
 #include "common/utf8.h"
 #include "nats/nats_connect.h"
+#include "nats/nats_handles.h"
 #include "tests/support/jetstream_fixture.h"
 #include "tests/support/nats_server.h"
 
@@ -121,10 +122,8 @@ class WireTap {
     EXPECT_EQ(natsConnection_Flush(nc_), NATS_OK);
   }
   ~WireTap() {
-    if (sub_ != nullptr) {
-      natsSubscription_Unsubscribe(sub_);
-      natsSubscription_Destroy(sub_);
-    }
+    // Every message on the server reaches this subscription, up to its unsubscribe.
+    nats_handles::UnsubscribeAndDestroy(nc_, sub_);
     if (nc_ != nullptr) {
       natsConnection_Close(nc_);
       natsConnection_Destroy(nc_);
@@ -690,7 +689,7 @@ TEST_F(JetStreamReplayTest, SeveralFilterSubjectsAreRefusedNotReplayedUnfiltered
   EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition) << result.status().ToString();
   EXPECT_NE(result.status().message().find("2 filter subjects (in.a.>, in.b.>)"), std::string::npos)
       << result.status().ToString();
-  natsSubscription_Destroy(sub);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(nc, sub);
   natsConnection_Close(nc);
   natsConnection_Destroy(nc);
 }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "nats/nats_connect.h"
+#include "nats/nats_handles.h"
 #include "nats/subjects.h"
 #include "tests/sidecar/sidecar_test_env.h"
 
@@ -94,7 +95,7 @@ TEST_F(CreateFloodTest, ThousandRequestsCoalesceAndAreAllAnswered) {
       << "admitted requests should coalesce into fewer checkpoints";
   EXPECT_EQ(HttpCall(port_, "GET", "/healthz").status, 200);
 
-  natsSubscription_Destroy(sub);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(nc, sub);
   natsConnection_Destroy(nc);
   EXPECT_EQ(sidecar->Signal(SIGTERM), 0) << sidecar->Stderr();
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "nats/nats_handles.h"
 #include "nats/subjects.h"
 #include "tests/sidecar/sidecar_process.h"
 #include "tests/sidecar/sidecar_test_env.h"
@@ -38,7 +39,7 @@ void ExpectSidecarWritesAndPublishes(int port, natsConnection* nc) {
       std::string(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
   EXPECT_EQ(event["checkpointId"], id);
   natsMsg_Destroy(msg);
-  natsSubscription_Destroy(sub);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(nc, sub);
   natsMsg* reply = nullptr;
   std::string request = subjects::CheckpointCreate(kProcAgent);
   ASSERT_EQ(natsConnection_RequestString(&reply, nc, request.c_str(), "{}", 5000), NATS_OK);

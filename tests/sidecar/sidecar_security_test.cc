@@ -14,6 +14,7 @@
 
 #include "checkpoint/canonical.h"
 #include "common/sha256.h"
+#include "nats/nats_handles.h"
 #include "nats/subjects.h"
 #include "tests/sidecar/sidecar_test_env.h"
 #include "tests/store/raw_sqlite.h"
@@ -223,7 +224,7 @@ TEST_F(SidecarSecurityTest, SecretsAreRedactedEverywhere) {
                  "\n";
     natsMsg_Destroy(m);
   }
-  natsSubscription_Destroy(all);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(events_nc_, all);
   std::string log = sidecar->Stdout() + sidecar->Stderr();
   ASSERT_FALSE(stored.empty());
   ASSERT_NE(published.find("checkpoint.created"), std::string::npos) << published;
@@ -323,7 +324,7 @@ TEST_F(SidecarSecurityTest, RestoreEventsAndRestoreRepliesAreRedacted) {
     }
     natsMsg_Destroy(m);
   }
-  natsSubscription_Destroy(all);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(events_nc_, all);
   // At start and on the NATS request; the HTTP one is the third.
   ASSERT_EQ(events.size(), 3u) << published;
   for (const json& e : events) {

@@ -1,6 +1,7 @@
 #include "tests/sidecar/sidecar_test_env.h"
 
 #include "nats/nats_connect.h"
+#include "nats/nats_handles.h"
 #include "nats/subjects.h"
 
 namespace agentckpt::testing {
@@ -30,7 +31,7 @@ void SidecarEnvTest::SetUp() {
 }
 
 void SidecarEnvTest::TearDown() {
-  if (events_ != nullptr) natsSubscription_Destroy(events_);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(events_nc_, events_);
   if (events_nc_ != nullptr) {
     natsConnection_Close(events_nc_);
     natsConnection_Destroy(events_nc_);

@@ -4,6 +4,7 @@
 
 #include "common/status_macros.h"
 #include "nats/nats_connect.h"
+#include "nats/nats_handles.h"
 
 namespace agentckpt::testing {
 namespace {
@@ -175,8 +176,7 @@ StatusOr<int> JetStreamTestClient::Fetch(const std::string& stream, const std::s
     ++done;
     if (through_seq != 0 && seq >= through_seq) break;
   }
-  natsSubscription_Unsubscribe(sub);
-  natsSubscription_Destroy(sub);
+  agentckpt::nats_handles::UnsubscribeAndDestroy(connection_, sub);
   if (!status.ok()) return status;
   return done;
 }
