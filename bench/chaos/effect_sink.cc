@@ -12,10 +12,10 @@ namespace chaos {
 using nlohmann::json;
 
 EffectSink::~EffectSink() {
-  for (natsSubscription* sub : subs_) {
-    natsSubscription_Unsubscribe(sub);
-    natsSubscription_Destroy(sub);
-  }
+  // Connections closed first: a close waits for the read loop, which nats.c 3.4 can otherwise
+  // have in the middle of a message for a subscription as it is freed (nats/nats_handles.h).
+  for (natsConnection* nc : ncs_) natsConnection_Close(nc);
+  for (natsSubscription* sub : subs_) natsSubscription_Destroy(sub);
   for (natsConnection* nc : ncs_) natsConnection_Destroy(nc);
 }
 

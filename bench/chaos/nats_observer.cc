@@ -52,11 +52,11 @@ StatusOr<natsConnection*> ConnectHarness(const std::string& url_list, bool pinne
 }
 
 NatsObserver::~NatsObserver() {
+  // Connections closed first: a close waits for the read loop, which nats.c 3.4 can otherwise
+  // have in the middle of a message for a subscription as it is freed (nats/nats_handles.h).
+  for (auto& link : links_) natsConnection_Close(link->nc);
   for (auto& link : links_) {
-    for (natsSubscription* s : link->subs) {
-      natsSubscription_Unsubscribe(s);
-      natsSubscription_Destroy(s);
-    }
+    for (natsSubscription* s : link->subs) natsSubscription_Destroy(s);
   }
   jsCtx_Destroy(js_);
   natsConnection_Destroy(js_nc_);
