@@ -13,6 +13,7 @@
 
 #include "cli/terminal_output.h"
 #include "common/ids.h"
+#include "common/json_member.h"
 #include "nats/subjects.h"
 #include "sidecar/config.h"
 
@@ -276,9 +277,9 @@ int CreateCommand::Execute() {
     std::printf("%s\n", out.dump(2).c_str());
   } else if (code == 0) {
     Table t({"created", Text(out, "checkpointId")});
-    t.AddRow({"sequence", std::to_string(out.value("sequenceNumber", int64_t{0}))});
-    t.AddRow({"size", HumanSize(out.value("sizeBytes", int64_t{0}))});
-    t.AddRow({"duration", HumanMillis(out.value("durationMs", 0.0))});
+    t.AddRow({"sequence", std::to_string(JsonMemberOr(out, "sequenceNumber", int64_t{0}))});
+    t.AddRow({"size", HumanSize(JsonMemberOr(out, "sizeBytes", int64_t{0}))});
+    t.AddRow({"duration", HumanMillis(JsonMemberOr(out, "durationMs", 0.0))});
     t.AddRow({"trigger", Text(out, "trigger")});
     t.Print(stdout);
   }

@@ -8,6 +8,7 @@
 #include "cli/restore_dry_run.h"
 #include "common/env.h"
 #include "common/ids.h"
+#include "common/json_member.h"
 #include "console/console_assets.h"
 #include "console/console_views.h"
 #include "gate/gate_record.h"
@@ -196,7 +197,7 @@ ApiResponse ConsoleApi::Decide(const ApiRequest& request, const std::string& age
   json out = decided->result;
   out["via"] = decided->via;
   if (out.contains("error")) {
-    std::string code = out["error"].is_object() ? out["error"].value("code", "") : "";
+    const std::string code = JsonMemberOr(out["error"], "code", std::string());
     return ApiRouter::Json(RefusalStatus(code), out);
   }
   LogInfo("console gate decision",

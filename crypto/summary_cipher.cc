@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoint_json.h"
+#include "common/json_member.h"
 #include "common/status_macros.h"
 #include "crypto/base64.h"
 
@@ -215,16 +216,17 @@ StatusOr<JournalEntry> DecryptJournalEntry(const JournalEntry& stored, const Key
     return failed("malformed envelope");
   }
   const nlohmann::json& e = j[kJournalEnvelope];
-  if (!e.is_object() || e.value("alg", "") != kAlg) return failed("unknown algorithm");
-  std::string key_id = e.value("keyId", "");
+  if (!e.is_object() || JsonMemberOr(e, "alg", std::string()) != kAlg)
+    return failed("unknown algorithm");
+  std::string key_id = JsonMemberOr(e, "keyId", std::string());
   if (keyring == nullptr) {
     return failed("the payload is encrypted with key id " + key_id +
                   " but no encryption key is configured (CKPT_ENCRYPTION_KEY_FILE)");
   }
   const EncryptionKey* key = keyring->Find(key_id);
   if (key == nullptr) return failed("key id " + key_id + " is not in the keyring");
-  std::optional<std::string> nonce = Base64Decode(e.value("nonce", ""));
-  std::optional<std::string> sealed = Base64Decode(e.value("ciphertext", ""));
+  std::optional<std::string> nonce = Base64Decode(JsonMemberOr(e, "nonce", std::string()));
+  std::optional<std::string> sealed = Base64Decode(JsonMemberOr(e, "ciphertext", std::string()));
   if (!nonce || nonce->size() != kNonceBytes || !sealed) return failed("malformed nonce");
   JournalEntry plain = stored;
   if (!Open256Gcm(*key, *nonce, JournalAad(stored, key_id), *sealed, &plain.payload)) {

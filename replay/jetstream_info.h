@@ -42,4 +42,10 @@ StatusOr<DurableInfo> ParseDurableInfo(natsMsg* reply, const std::string& what);
 // The stream info reply: its first and last sequence. Errors as ApiReplyJson. Thread-safe.
 StatusOr<StreamState> ParseStreamState(natsMsg* reply, const std::string& what);
 
+// The reply to a $JS.API.STREAM.MSG.GET request with `seq` and `next_by_subj`: the stream
+// sequence of the first message on that subject filter at or after `seq`, or 0 when the stream
+// holds none (JetStream error 10037, no message found). Other errors as ApiReplyJson; kInternal
+// for a reply with no sequence. Thread-safe.
+StatusOr<uint64_t> ParseNextSequence(natsMsg* reply, const std::string& what);
+
 }  // namespace agentckpt

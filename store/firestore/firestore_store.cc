@@ -6,6 +6,7 @@
 
 #include "checkpoint/checkpoint_json.h"
 #include "common/ids.h"
+#include "common/json_member.h"
 #include "common/status_macros.h"
 #include "common/time_format.h"
 #include "store/backend_rules.h"
@@ -226,7 +227,7 @@ StatusOr<int> FirestoreStore::Prune(const std::string& agent_id, int keep) {
         {"limit", kMaxWritesPerCommit}};
     ASSIGN_OR_RETURN(auto docs, RunSnapshotQuery(agent_id, std::move(query)));
     std::vector<std::string> names;
-    for (const json& d : docs) names.push_back(d.value("name", ""));
+    for (const json& d : docs) names.push_back(JsonMemberOr(d, "name", std::string()));
     ASSIGN_OR_RETURN(int n, DeleteDocuments(names));
     deleted += n;
     if (static_cast<int>(docs.size()) < kMaxWritesPerCommit) break;
@@ -248,7 +249,7 @@ StatusOr<int> FirestoreStore::DeleteExpired(int64_t now_ms) {
                   {"limit", kMaxWritesPerCommit}};
     ASSIGN_OR_RETURN(auto docs, RunSnapshotQuery("", std::move(query)));
     std::vector<std::string> names;
-    for (const json& d : docs) names.push_back(d.value("name", ""));
+    for (const json& d : docs) names.push_back(JsonMemberOr(d, "name", std::string()));
     ASSIGN_OR_RETURN(int n, DeleteDocuments(names));
     deleted += n;
     if (static_cast<int>(docs.size()) < kMaxWritesPerCommit) break;

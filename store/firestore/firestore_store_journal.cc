@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/ids.h"
+#include "common/json_member.h"
 #include "common/status_macros.h"
 #include "store/firestore/firestore_store.h"
 #include "store/firestore/firestore_value.h"
@@ -28,11 +29,11 @@ int64_t SequenceOfName(const std::string& name) {
 
 // The decoded fields of a journal document; an empty object when they do not decode.
 json FieldsOf(const json& doc) {
-  StatusOr<json> f = FirestoreFieldsToJson(doc.value("fields", json::object()), "");
+  StatusOr<json> f = FirestoreFieldsToJson(JsonObjectMember(doc, "fields"), "");
   return f.ok() ? std::move(f).value() : json::object();
 }
 
-bool IsFence(const json& fields) { return fields.value("fence", false) == true; }
+bool IsFence(const json& fields) { return JsonMemberOr(fields, "fence", false); }
 
 json OrderBySequence(const char* direction) {
   return json::array({{{"field", {{"fieldPath", "sequence"}}}, {"direction", direction}}});
@@ -72,14 +73,14 @@ StatusOr<FirestoreStore::JournalHead> FirestoreStore::ReadJournalHead(const std:
   json query = {{"orderBy", OrderBySequence("DESCENDING")}, {"limit", 2}};
   ASSIGN_OR_RETURN(auto docs, RunQueryIn(agent_id, "journal", std::move(query)));
   for (const json& d : docs) {
-    const int64_t seq = SequenceOfName(d.value("name", ""));
+    const int64_t seq = SequenceOfName(JsonMemberOr(d, "name", std::string()));
     const json fields = FieldsOf(d);
     if (!IsFence(fields)) {
       head.last = std::max(head.last, seq);
     } else if (seq > head.fence) {
       head.fence = seq;
-      head.fence_epoch = fields.value("epoch", int64_t{0});
-      head.fence_update_time = d.value("updateTime", "");
+      head.fence_epoch = JsonMemberOr(fields, "epoch", int64_t{0});
+      head.fence_update_time = JsonMemberOr(d, "updateTime", std::string());
     }
   }
   if (head.fence <= head.last) head.fence = 0;  // a spent fence (its slot holds an entry)
@@ -100,12 +101,12 @@ StatusOr<FirestoreStore::JournalHead> FirestoreStore::AddFence(const std::string
   json precondition = {{"exists", false}};
   int64_t top = 0;
   if (!docs.empty()) {
-    top = SequenceOfName(docs[0].value("name", ""));
+    top = SequenceOfName(JsonMemberOr(docs[0], "name", std::string()));
     if (IsFence(FieldsOf(docs[0])) &&
         top > std::max(agent.journal_sequence, agent.journal_compacted)) {
       // An unused fence of an earlier epoch: the new one takes its place.
       head.fence = top;
-      precondition = {{"updateTime", docs[0].value("updateTime", "")}};
+      precondition = {{"updateTime", JsonMemberOr(docs[0], "updateTime", std::string())}};
     }
   }
   if (head.fence == 0) {
@@ -215,7 +216,8 @@ Status FirestoreStore::AppendJournal(const std::string& agent_id,
   head.known = false;
   ASSIGN_OR_RETURN(auto doc, GetDocument(JournalName(agent_id, first.sequence)));
   if (doc.has_value()) {
-    StatusOr<JournalEntry> stored = DecodeJournalEntry(FieldsOf(*doc).value("entry", ""));
+    StatusOr<JournalEntry> stored =
+        DecodeJournalEntry(JsonMemberOr(FieldsOf(*doc), "entry", std::string()));
     if (stored.ok() && stored->sha256 == first.sha256) return OkStatus();  // ours, applied
   }
   RETURN_IF_ERROR(lease_lost());
@@ -236,10 +238,10 @@ StatusOr<std::vector<JournalEntry>> FirestoreStore::ReadJournal(const std::strin
   ASSIGN_OR_RETURN(auto docs, RunQueryIn(agent_id, "journal", std::move(query)));
   std::vector<JournalEntry> out;
   for (const json& d : docs) {
-    const int64_t seq = SequenceOfName(d.value("name", ""));
+    const int64_t seq = SequenceOfName(JsonMemberOr(d, "name", std::string()));
     const json fields = FieldsOf(d);
     if (IsFence(fields)) continue;
-    StatusOr<JournalEntry> e = DecodeJournalEntry(fields.value("entry", ""));
+    StatusOr<JournalEntry> e = DecodeJournalEntry(JsonMemberOr(fields, "entry", std::string()));
     if (e.ok() && e->sequence == seq) {
       out.push_back(std::move(e).value());
     } else {
@@ -263,11 +265,11 @@ StatusOr<JournalStats> FirestoreStore::GetJournalStats(const std::string& agent_
   JournalStats s;
   s.last_sequence = std::max(agent.journal_sequence, agent.journal_compacted);
   for (const json& d : docs) {
-    const int64_t seq = SequenceOfName(d.value("name", ""));
+    const int64_t seq = SequenceOfName(JsonMemberOr(d, "name", std::string()));
     const json fields = FieldsOf(d);
     if (IsFence(fields) || seq <= agent.journal_compacted) continue;
     ++s.entries;
-    s.bytes += fields.value("sizeBytes", int64_t{0});
+    s.bytes += JsonMemberOr(fields, "sizeBytes", int64_t{0});
     if (s.first_sequence == 0) s.first_sequence = seq;
     s.last_sequence = std::max(s.last_sequence, seq);
   }

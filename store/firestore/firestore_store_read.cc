@@ -4,6 +4,7 @@
 
 #include "checkpoint/checkpoint_json.h"
 #include "common/ids.h"
+#include "common/json_member.h"
 #include "common/status_macros.h"
 #include "common/time_format.h"
 #include "store/firestore/firestore_store.h"
@@ -85,13 +86,13 @@ StatusOr<FirestoreStore::Listing> FirestoreStore::ReadListing(const std::string&
   for (const json& d : docs) {
     auto seq = FirestoreValueToJson(d["fields"]["sequenceNumber"], "sequenceNumber");
     if (!seq.ok() || !seq->is_number_integer()) continue;
-    listing[seq->get<int64_t>()] = LastSegment(d.value("name", ""));
+    listing[seq->get<int64_t>()] = LastSegment(JsonMemberOr(d, "name", std::string()));
   }
   return listing;
 }
 
 StatusOr<Checkpoint> FirestoreStore::DecodeSnapshot(const json& doc, const std::string& agent_id) {
-  const std::string name = doc.value("name", "");
+  const std::string name = JsonMemberOr(doc, "name", std::string());
   const std::string id = LastSegment(name);
   if (!doc.contains("fields")) return DataLossError("snapshot " + id + " has no fields");
   ASSIGN_OR_RETURN(Checkpoint cp, CheckpointFromFirestoreFields(doc["fields"]));
@@ -119,7 +120,7 @@ StatusOr<LatestVerified> FirestoreStore::GetLatestVerified(const std::string& ag
     ASSIGN_OR_RETURN(auto docs, RunSnapshotQuery(agent_id, std::move(query)));
     for (const json& d : docs) {
       SkippedCheckpoint skip;
-      skip.checkpoint_id = LastSegment(d.value("name", ""));
+      skip.checkpoint_id = LastSegment(JsonMemberOr(d, "name", std::string()));
       if (!seen.insert(skip.checkpoint_id).second) continue;
       auto seq = FirestoreValueToJson(d["fields"]["sequenceNumber"], "sequenceNumber");
       if (seq.ok() && seq->is_number_integer()) skip.sequence_number = seq->get<int64_t>();
@@ -175,7 +176,7 @@ StatusOr<std::vector<CheckpointInfo>> FirestoreStore::List(const std::string& ag
     StatusOr<CheckpointInfo> info = CheckpointInfoFromFirestoreDocument(d);
     if (!info.ok()) {
       CheckpointInfo damaged;  // listed anyway: List does not verify
-      damaged.checkpoint_id = LastSegment(d.value("name", ""));
+      damaged.checkpoint_id = LastSegment(JsonMemberOr(d, "name", std::string()));
       damaged.agent_id = agent_id;
       out.push_back(std::move(damaged));
       continue;
@@ -209,7 +210,7 @@ StatusOr<std::vector<std::string>> FirestoreStore::ListAgents() {
     for (const json& item : reply) {
       if (!item.is_object() || !item.contains("document")) continue;
       ++page;
-      std::string name = item["document"].value("name", "");
+      std::string name = JsonMemberOr(item["document"], "name", std::string());
       if (name <= after) return InternalError("Firestore agents listing did not advance");
       after = std::move(name);
       std::string id = LastSegment(after);
@@ -221,9 +222,9 @@ StatusOr<std::vector<std::string>> FirestoreStore::ListAgents() {
 }
 
 StatusOr<CheckpointInfo> CheckpointInfoFromFirestoreDocument(const json& doc) {
-  ASSIGN_OR_RETURN(json f, FirestoreFieldsToJson(doc.value("fields", json::object()), ""));
+  ASSIGN_OR_RETURN(json f, FirestoreFieldsToJson(JsonObjectMember(doc, "fields"), ""));
   CheckpointInfo info;
-  info.checkpoint_id = LastSegment(doc.value("name", ""));
+  info.checkpoint_id = LastSegment(JsonMemberOr(doc, "name", std::string()));
   auto str = [&](const char* k) {
     return f.contains(k) && f[k].is_string() ? f[k].get<std::string>() : "";
   };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/json_member.h"
 #include "common/status_macros.h"
 #include "nats/jetstream_errors.h"
 #include "nats/nats_connect.h"
@@ -28,9 +29,9 @@ std::optional<ApiError> ErrorOf(const json& reply) {
   auto it = reply.find("error");
   if (it == reply.end() || !it->is_object()) return std::nullopt;
   ApiError e;
-  e.code = it->value("code", 0);
-  e.err_code = it->value("err_code", 0);
-  e.description = it->value("description", std::string("unknown error"));
+  e.code = JsonMemberOr(*it, "code", 0);
+  e.err_code = JsonMemberOr(*it, "err_code", 0);
+  e.description = JsonMemberOr(*it, "description", std::string("unknown error"));
   return e;
 }
 
@@ -193,9 +194,9 @@ StatusOr<std::optional<JsMessage>> JetStreamApi::MsgGet(const std::string& strea
       return UnavailableError("read from " + stream + ": no message in the reply");
     }
     JsMessage out;
-    out.seq = m->value("seq", uint64_t{0});
-    out.subject = m->value("subject", std::string());
-    ASSIGN_OR_RETURN(out.data, DecodeBase64(m->value("data", std::string())));
+    out.seq = JsonMemberOr(*m, "seq", uint64_t{0});
+    out.subject = JsonMemberOr(*m, "subject", std::string());
+    ASSIGN_OR_RETURN(out.data, DecodeBase64(JsonMemberOr(*m, "data", std::string())));
     if (auto h = m->find("hdrs"); h != m->end() && h->is_string()) {
       ASSIGN_OR_RETURN(std::string block, DecodeBase64(h->get<std::string>()));
       out.headers = ParseNatsHeaders(block);
@@ -244,10 +245,10 @@ StatusOr<std::vector<std::string>> JetStreamApi::Subjects(const std::string& str
                      Request("$JS.API.STREAM.INFO." + stream, body.dump(), nullptr));
     ASSIGN_OR_RETURN(json reply, ParseReply(text, "list " + stream));
     if (auto e = ErrorOf(reply)) return UnavailableError("list " + stream + ": " + Describe(*e));
-    const json state = reply.value("state", json::object());
-    const json subjects = state.value("subjects", json::object());
-    const uint64_t total = state.value("num_subjects", uint64_t{0});
-    if (!subjects.is_object() || subjects.empty()) break;
+    const json state = JsonObjectMember(reply, "state");
+    const json subjects = JsonObjectMember(state, "subjects");
+    const uint64_t total = JsonMemberOr(state, "num_subjects", uint64_t{0});
+    if (subjects.empty()) break;
     for (auto it = subjects.begin(); it != subjects.end(); ++it) out.push_back(it.key());
     if (out.size() >= total) break;
   }
@@ -291,18 +292,23 @@ Status JetStreamApi::EnsureStream(const JsStreamSpec& spec, bool create) {
     }
     return OkStatus();
   }
-  const json config = info.value("config", json::object());
-  std::vector<std::string> subjects = config.value("subjects", std::vector<std::string>());
+  const json config = JsonObjectMember(info, "config");
+  std::vector<std::string> subjects;
+  const json listed = JsonMemberOr(config, "subjects", json());
+  for (const json& subject : listed.is_array() ? listed : json::array()) {
+    if (subject.is_string()) subjects.push_back(subject.get<std::string>());
+  }
   for (const std::string& want : spec.subjects) {
     if (std::find(subjects.begin(), subjects.end(), want) == subjects.end()) {
       return FailedPreconditionError("stream " + spec.name + " exists but does not capture " +
                                      want);
     }
   }
-  if (config.value("max_msgs_per_subject", int64_t{-1}) != spec.max_msgs_per_subject) {
+  const int64_t per_subject = JsonMemberOr(config, "max_msgs_per_subject", int64_t{-1});
+  if (per_subject != spec.max_msgs_per_subject) {
     return FailedPreconditionError("stream " + spec.name + " exists with max_msgs_per_subject " +
-                                   std::to_string(config.value("max_msgs_per_subject", -1)) +
-                                   ", expected " + std::to_string(spec.max_msgs_per_subject));
+                                   std::to_string(per_subject) + ", expected " +
+                                   std::to_string(spec.max_msgs_per_subject));
   }
   return OkStatus();
 }
@@ -323,14 +329,12 @@ StatusOr<JetStreamApi::StreamState> JetStreamApi::StreamPlacement(const std::str
     if (e->err_code == kErrStreamNotFound) return NotFoundError("stream " + name + " not found");
     return UnavailableError("stream " + name + ": " + Describe(*e));
   }
-  const json config = info.value("config", json::object());
-  const json cluster = info.value("cluster", json::object());
-  const json state = info.value("state", json::object());
+  const json config = JsonObjectMember(info, "config");
   StreamState out;
-  out.replicas = config.value("num_replicas", 1);
-  out.leader = cluster.value("leader", std::string());
-  out.messages = state.value("messages", uint64_t{0});
-  out.bytes = state.value("bytes", uint64_t{0});
+  out.replicas = JsonMemberOr(config, "num_replicas", 1);
+  out.leader = JsonMemberOr(JsonObjectMember(info, "cluster"), "leader", std::string());
+  out.messages = JsonMemberOr(JsonObjectMember(info, "state"), "messages", uint64_t{0});
+  out.bytes = JsonMemberOr(JsonObjectMember(info, "state"), "bytes", uint64_t{0});
   return out;
 }
 

@@ -145,6 +145,11 @@ TEST_F(NatsPermissionsTest, AgentUserDoesWhatTheAgentAndSidecarNeed) {
   EXPECT_EQ(result->messages.size(), 3u);
   EXPECT_EQ(result->handled_count, 1u);
   EXPECT_EQ(result->pending_count, 2u);
+  // Nothing the replay sent was refused: each of its requests is flushed, so a refusal's -ERR
+  // has come by now (the probe of the stream, $JS.API.STREAM.MSG.GET, among them).
+  const char* text = nullptr;
+  EXPECT_NE(natsConnection_GetLastError(agent.connection(), &text), NATS_NOT_PERMITTED)
+      << (text == nullptr ? "" : text);
 }
 
 TEST_F(NatsPermissionsTest, AgentUserStaysInsideItsSubjectsAndStream) {
