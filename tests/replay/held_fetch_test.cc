@@ -10,6 +10,7 @@
 #include <nats/nats.h>
 
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -130,8 +131,11 @@ class HeldFetchTest : public ::testing::Test {
     natsConnection_Destroy(nc_);
   }
 
-  StatusOr<ReplayResult> Replay(ScriptedJetStream* js, std::chrono::milliseconds deadline) {
-    EXPECT_EQ(natsConnection_Subscribe(&sub_, nc_, "$JS.API.>", OnRequest, js), NATS_OK);
+  // Replays through a responder answering probes with `answer`; the responder outlives its
+  // subscription (TearDown ends that first).
+  StatusOr<ReplayResult> Replay(ProbeAnswer answer, std::chrono::milliseconds deadline) {
+    js_ = std::make_unique<ScriptedJetStream>(answer);
+    EXPECT_EQ(natsConnection_Subscribe(&sub_, nc_, "$JS.API.>", OnRequest, js_.get()), NATS_OK);
     EXPECT_EQ(natsConnection_FlushTimeout(nc_, 2000), NATS_OK);
     JetStreamReplaySource source(nc_, deadline);
     NatsPosition position;
@@ -142,6 +146,7 @@ class HeldFetchTest : public ::testing::Test {
   }
 
   NatsServerProcess server_{"-js=false"};
+  std::unique_ptr<ScriptedJetStream> js_;
   natsConnection* nc_ = nullptr;
   natsSubscription* sub_ = nullptr;
 };
@@ -149,15 +154,14 @@ class HeldFetchTest : public ::testing::Test {
 // The probe beside the fetch finds nothing on the filter from the checkpoint up to the stream's
 // last sequence, so the read ends complete although the fetch is never answered.
 TEST_F(HeldFetchTest, AProbeFindingNothingEndsTheReadOfADrainedReader) {
-  ScriptedJetStream js(ProbeAnswer::kNoMessage);
-  auto result = Replay(&js, std::chrono::seconds(10));
+  auto result = Replay(ProbeAnswer::kNoMessage, std::chrono::seconds(10));
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_FALSE(result->partial) << result->partial_reason;
   EXPECT_TRUE(result->messages.empty());
   EXPECT_EQ(result->handled_count, 0u);
   EXPECT_EQ(result->pending_count, 0u);
-  EXPECT_EQ(js.fetches(), 1);
-  const std::vector<json> probes = js.probes();
+  EXPECT_EQ(js_->fetches(), 1);
+  const std::vector<json> probes = js_->probes();
   ASSERT_EQ(probes.size(), 1u);
   EXPECT_EQ(probes[0], (json{{"seq", 4}, {"next_by_subj", kFilter}}));
 }
@@ -165,24 +169,22 @@ TEST_F(HeldFetchTest, AProbeFindingNothingEndsTheReadOfADrainedReader) {
 // A message on the filter stored after the replay read the stream's last sequence is not part of
 // the replay: the probe naming it ends the read as well.
 TEST_F(HeldFetchTest, AProbeFindingOnlyALaterMessageEndsTheReadToo) {
-  ScriptedJetStream js(ProbeAnswer::kStoredAfterRead);
-  auto result = Replay(&js, std::chrono::seconds(10));
+  auto result = Replay(ProbeAnswer::kStoredAfterRead, std::chrono::seconds(10));
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_FALSE(result->partial) << result->partial_reason;
   EXPECT_TRUE(result->messages.empty());
-  EXPECT_EQ(js.fetches(), 1);
+  EXPECT_EQ(js_->fetches(), 1);
 }
 
 // A probe refused (a user not allowed $JS.API.STREAM.MSG.GET on the stream) leaves the end to the
 // fetch: here the fetch is held, so the read comes back partial at its deadline, saying so.
 TEST_F(HeldFetchTest, ARefusedProbeLeavesTheEndToTheFetch) {
-  ScriptedJetStream js(ProbeAnswer::kRefused);
-  auto result = Replay(&js, std::chrono::seconds(3));
+  auto result = Replay(ProbeAnswer::kRefused, std::chrono::seconds(3));
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_TRUE(result->partial);
   EXPECT_NE(result->partial_reason.find("fetch: no answer in time"), std::string::npos)
       << result->partial_reason;
-  EXPECT_EQ(js.fetches(), 1);
+  EXPECT_EQ(js_->fetches(), 1);
 }
 
 }  // namespace
