@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "common/json_member.h"
 #include "replay/jetstream_info.h"
 
 namespace agentckpt {
@@ -22,10 +23,6 @@ bool IsWorkQueueRefusal(int code) {
   return code == JSConsumerPullRequiresAckErr || code == JSConsumerWQRequiresExplicitAckErr ||
          code == JSConsumerWQMultipleUnfilteredErr || code == JSConsumerWQConsumerNotUniqueErr ||
          code == JSConsumerWQConsumerNotDeliverAllErr;
-}
-
-uint64_t U64(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_number_unsigned() ? j[key].get<uint64_t>() : 0;
 }
 
 }  // namespace
@@ -88,8 +85,8 @@ Status ReplayConsumers::Await(int64_t wait_ms) {
       continue;
     }
     r.created = true;
-    const json delivered = info->value("delivered", json::object());
-    r.count = U64(*info, "num_pending") + U64(delivered, "consumer_seq");
+    r.count = JsonMemberOr(*info, "num_pending", uint64_t{0}) +
+              JsonMemberOr(JsonObjectMember(*info, "delivered"), "consumer_seq", uint64_t{0});
   }
   return first;
 }

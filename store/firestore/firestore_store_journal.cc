@@ -29,7 +29,7 @@ int64_t SequenceOfName(const std::string& name) {
 
 // The decoded fields of a journal document; an empty object when they do not decode.
 json FieldsOf(const json& doc) {
-  StatusOr<json> f = FirestoreFieldsToJson(JsonObjectMember(doc, "fields"), "");
+  StatusOr<json> f = FirestoreFieldsToJson(JsonMemberOr(doc, "fields", json()), "");
   return f.ok() ? std::move(f).value() : json::object();
 }
 

@@ -222,7 +222,7 @@ StatusOr<std::vector<std::string>> FirestoreStore::ListAgents() {
 }
 
 StatusOr<CheckpointInfo> CheckpointInfoFromFirestoreDocument(const json& doc) {
-  ASSIGN_OR_RETURN(json f, FirestoreFieldsToJson(JsonObjectMember(doc, "fields"), ""));
+  ASSIGN_OR_RETURN(json f, FirestoreFieldsToJson(JsonMemberOr(doc, "fields", json()), ""));
   CheckpointInfo info;
   info.checkpoint_id = LastSegment(JsonMemberOr(doc, "name", std::string()));
   auto str = [&](const char* k) {
