@@ -99,6 +99,26 @@ TEST(JournalEntryTest, SealVerifyEncodeDecodeRoundTrip) {
   EXPECT_FALSE(VerifyJournalEntry(tampered).ok());
 }
 
+// The digest of docs/checkpoint-format.md's canonical bytes, computed outside the project
+// (Python's hashlib over the bytes the format document lists), so that a stored journal keeps
+// verifying whatever the code that hashes it becomes.
+TEST(JournalEntryTest, TheDigestIsTheFormatDocumentsCanonicalBytes) {
+  JournalEntry e;
+  e.agent_id = "agent-7";
+  e.sequence = 42;
+  e.epoch = 3;
+  e.kind = JournalKind::kContextPatch;
+  e.timestamp_ms = 1700000000123;
+  e.prev_sha256 = kJournalGenesisSha256;
+  e.payload = R"({"contextSummary":{"completedSteps":5}})";
+  SealJournalEntry(&e);
+  EXPECT_EQ(e.sha256, "3dc69f2c25ebdb7c0f7b843c4030fa1b82311a4df80320331edc521dfc1eb198");
+  EXPECT_TRUE(VerifyJournalEntry(e).ok());
+  EXPECT_EQ(JournalCanonicalBytes(e),
+            "agentckpt-journal-entry-v1\nagent-7\n42\n3\ncontext.patch\n1700000000123\n" +
+                std::string(64, '0') + "\n" + e.payload);
+}
+
 TEST(JournalEntryTest, DecodeRejectsMalformedEntries) {
   Chain c;
   json good = json::parse(EncodeJournalEntry(c.Add(JournalKind::kToolCall, ToolCall("t"))));
