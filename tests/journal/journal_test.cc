@@ -1,6 +1,7 @@
 // The journal's entry format, hash chain and fold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -267,6 +268,36 @@ TEST(JournalFoldTest, StopsAtTheFirstDamagedTornOrMissingEntry) {
     EXPECT_EQ(r.last_sequence, 3);
     EXPECT_EQ(cp.context_summary.completed_steps, 3) << damage;
     EXPECT_FALSE(r.stop_reason.empty());
+  }
+}
+
+// A tail long enough that its digests are checked on two threads (journal_fold.cc): a tampered
+// entry stops the fold at itself wherever it lies, in either half, after a checkpoint that
+// already includes part of the tail; with two, the earlier one counts.
+TEST(JournalFoldTest, ALongTailStopsAtItsFirstTamperedEntryInEitherHalf) {
+  Chain c;
+  for (int i = 1; i <= 400; ++i)
+    c.Add(JournalKind::kContextPatch, {{"contextSummary", {{"completedSteps", i}}}});
+  const std::vector<std::vector<int>> cases = {{}, {60}, {300}, {400}, {300, 101}};
+  for (const std::vector<int>& tampered : cases) {
+    std::vector<JournalEntry> entries = c.entries;
+    for (int seq : tampered) {
+      entries[seq - 1].payload = "{\"contextSummary\":{\"completedSteps\":-1}}";
+    }
+    Checkpoint cp = Base();
+    cp.journal = JournalPosition{50, c.entries[49].sha256};
+    JournalFoldReport r = FoldJournal(entries, &cp);
+    const int stop = tampered.empty() ? 0 : *std::min_element(tampered.begin(), tampered.end());
+    SCOPED_TRACE(stop);
+    EXPECT_EQ(r.stopped, stop != 0);
+    EXPECT_EQ(r.applied, stop != 0 ? stop - 51 : 350);
+    EXPECT_EQ(r.last_sequence, stop != 0 ? stop - 1 : 400);
+    EXPECT_EQ(cp.context_summary.completed_steps, stop != 0 ? stop - 1 : 400);
+    if (stop != 0) {
+      EXPECT_EQ(r.stopped_at, stop);
+      EXPECT_EQ(r.not_applied, 400 - stop + 1);
+      EXPECT_NE(r.stop_reason.find("sha256 mismatch"), std::string::npos) << r.stop_reason;
+    }
   }
 }
 
