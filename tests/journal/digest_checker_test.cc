@@ -2,30 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include <string>
 #include <vector>
+
+#include "tests/support/journal_chain.h"
 
 namespace agentckpt {
 namespace {
 
-std::vector<JournalEntry> Chain(int count) {
-  std::vector<JournalEntry> entries;
-  std::string prev = kJournalGenesisSha256;
-  for (int i = 1; i <= count; ++i) {
-    JournalEntry e;
-    e.agent_id = "a";
-    e.sequence = i;
-    e.epoch = 1;
-    e.kind = JournalKind::kContextPatch;
-    e.payload = "{\"contextSummary\":{\"completedSteps\":" + std::to_string(i) + "}}";
-    e.timestamp_ms = 1700000000000 + i;
-    e.prev_sha256 = prev;
-    SealJournalEntry(&e);
-    prev = e.sha256;
-    entries.push_back(std::move(e));
-  }
-  return entries;
-}
+std::vector<JournalEntry> Chain(int count) { return testing::JournalChain("a", 1, count, 1); }
 
 // Every 7th entry from the 4th tampered with (payload, hash or epoch in turn): exactly those are
 // flagged, below and above the helper's threshold, and entries before `first` never pass.
@@ -38,7 +22,7 @@ TEST(DigestCheckerTest, EachFlagIsThatEntrysOwnVerification) {
       if (i % 3 == 2) entries[i].epoch += 1;
     }
     for (size_t first : {size_t{0}, entries.size() / 3}) {
-      SCOPED_TRACE(testing::Message() << count << " entries from " << first);
+      SCOPED_TRACE(::testing::Message() << count << " entries from " << first);
       DigestChecker checker(entries, first);
       for (size_t i = 0; i < entries.size(); ++i) {
         const bool tampered = i >= 3 && (i - 3) % 7 == 0;

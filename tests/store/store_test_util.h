@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "journal/journal_entry.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/journal_chain.h"
 
 namespace agentckpt::testing {
 
@@ -44,28 +45,6 @@ inline SealedCheckpoint SealForTest(Checkpoint cp) {
 // MakeCheckpoint(agent_id, sequence), sealed.
 inline SealedCheckpoint SealedAt(const std::string& agent_id, int64_t sequence) {
   return SealForTest(MakeCheckpoint(agent_id, sequence));
-}
-
-// `n` chained context.patch journal entries of `agent_id` from sequence `first` (the first one
-// chained to `prev`), each setting completedSteps to its sequence, at time 1000 + sequence.
-inline std::vector<JournalEntry> JournalChain(const std::string& agent_id, int64_t first, int n,
-                                              int64_t epoch,
-                                              std::string prev = kJournalGenesisSha256) {
-  std::vector<JournalEntry> out;
-  for (int64_t seq = first; seq < first + n; ++seq) {
-    JournalEntry e;
-    e.agent_id = agent_id;
-    e.sequence = seq;
-    e.epoch = epoch;
-    e.kind = JournalKind::kContextPatch;
-    e.payload = "{\"contextSummary\":{\"completedSteps\":" + std::to_string(seq) + "}}";
-    e.timestamp_ms = 1000 + seq;
-    e.prev_sha256 = prev;
-    SealJournalEntry(&e);
-    prev = e.sha256;
-    out.push_back(std::move(e));
-  }
-  return out;
 }
 
 // EXPECTs `actual` to equal `expected` field for field; on a difference the canonical JSON of
