@@ -17,16 +17,15 @@ DigestChecker::DigestChecker(const std::vector<JournalEntry>& entries, size_t fi
     : entries_(entries),
       first_(first),
       ok_(first < entries.size() ? entries.size() - first : 0, 0) {
-  const size_t n = ok_.size();
-  if (n >= kHelperFrom && std::thread::hardware_concurrency() >= 2) {
+  if (ok_.size() >= kHelperFrom && std::thread::hardware_concurrency() >= 2) {
     try {
-      helper_ = std::thread([this, n] { Check(0, n); });
+      helper_ = std::thread([this] { CheckAll(); });
       return;
     } catch (const std::system_error&) {
       // No thread: check them all here.
     }
   }
-  Check(0, n);
+  CheckAll();
 }
 
 DigestChecker::~DigestChecker() {
@@ -34,12 +33,13 @@ DigestChecker::~DigestChecker() {
   if (helper_.joinable()) helper_.join();
 }
 
-void DigestChecker::Check(size_t from, size_t to) {
-  for (size_t k = from; k < to; ++k) {
+void DigestChecker::CheckAll() {
+  const size_t n = ok_.size();
+  for (size_t k = 0; k < n; ++k) {
     if (stop_.load(std::memory_order_relaxed)) break;
     ok_[k] = VerifyJournalEntry(entries_[first_ + k]).ok();
     checked_.store(k + 1, std::memory_order_release);
-    if ((k + 1) % kNotifyEvery == 0 || k + 1 == to) checked_.notify_all();
+    if ((k + 1) % kNotifyEvery == 0 || k + 1 == n) checked_.notify_all();
   }
 }
 

@@ -32,7 +32,8 @@ class DigestChecker {
   static constexpr size_t kHelperFrom = 128;
 
  private:
-  void Check(size_t from, size_t to);
+  // Checks every entry in order, publishing each flag; stops early when stop_ is set.
+  void CheckAll();
 
   const std::vector<JournalEntry>& entries_;
   const size_t first_;
