@@ -34,10 +34,9 @@ size_t SeqLen(std::string_view s, size_t i) {
   return n;
 }
 
-}  // namespace
-
-bool IsValidUtf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
+// The index of the first ill-formed sequence in `s` at or after `from` (s.size() if none).
+size_t FirstIllFormed(std::string_view s, size_t from) {
+  for (size_t i = from; i < s.size();) {
     // ASCII fast path, eight bytes at a time.
     if (i + 8 <= s.size()) {
       uint64_t word;
@@ -48,11 +47,15 @@ bool IsValidUtf8(std::string_view s) {
       }
     }
     size_t n = SeqLen(s, i);
-    if (n == 0) return false;
+    if (n == 0) return i;
     i += n;
   }
-  return true;
+  return s.size();
 }
+
+}  // namespace
+
+bool IsValidUtf8(std::string_view s) { return FirstIllFormed(s, 0) == s.size(); }
 
 size_t Utf8Length(std::string_view s) {
   size_t n = 0;
@@ -81,16 +84,13 @@ std::string_view Utf8TruncateBytes(std::string_view s, size_t max_bytes) {
 std::string Utf8Sanitize(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    size_t n = SeqLen(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
+  size_t done = 0;  // s[0, done) is in `out`
+  for (size_t bad = FirstIllFormed(s, 0); bad < s.size(); bad = FirstIllFormed(s, done)) {
+    out.append(s.substr(done, bad - done));
+    out += "\xEF\xBF\xBD";
+    done = bad + 1;
   }
+  out.append(s.substr(done));
   return out;
 }
 

@@ -1,7 +1,7 @@
 // Fuzzes the exact token counter (restore/token_counter.h) with arbitrary bytes: the count never
 // exceeds the byte count of the sanitized text (every byte is a token in both encodings), the
-// memoizing counter agrees with the plain one, and joining at a line break before printable
-// ASCII adds up exactly (what the prompt fitter relies on).
+// memoizing counter agrees with the plain one, and joining at a line break before a character that
+// is not white space adds up exactly (what the counter's memo and the prompt fitter rely on).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string b = "#" + std::string(text.substr(size / 2));
     check(CountTokens(a + b, enc) == CountTokens(a, enc) + CountTokens(b, enc),
           "a join at a line break before '#' adds up");
+    std::string c = "\xE6\xBC\xA2" + std::string(text.substr(size / 2));  // U+6F22, CJK
+    check(CountTokens(a + c, enc) == CountTokens(a, enc) + CountTokens(c, enc),
+          "a join at a line break before a CJK character adds up");
   }
   return 0;
 }

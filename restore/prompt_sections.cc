@@ -69,12 +69,19 @@ std::string FormatAge(int64_t ms) {
 
 std::string Quote(std::string_view s) {
   std::string safe = NeutraliseUntrusted(s, /*single_line=*/true);
-  std::string out = "\"";
-  for (char c : safe) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+  std::string out;
+  out.reserve(safe.size() + 2);
+  out += '"';
+  size_t copied = 0;
+  for (size_t i = safe.find_first_of("\"\\"); i != std::string::npos;
+       i = safe.find_first_of("\"\\", i + 1)) {
+    out.append(safe, copied, i - copied);
+    out += '\\';
+    copied = i;
   }
-  return out + "\"";
+  out.append(safe, copied);
+  out += '"';
+  return out;
 }
 
 std::string SafeText(std::string_view s, bool single_line) {

@@ -65,6 +65,9 @@ class TokenCounter {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
+  // Stores `tokens` as the count of `text` (clearing the memo first when it is full); returns it.
+  size_t Remember(std::string_view text, size_t tokens);
+
   TokenEncoding encoding_;
   std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> memo_;
   size_t memo_bytes_ = 0;

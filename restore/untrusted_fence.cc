@@ -44,7 +44,7 @@ bool IsInvisibleOrLayout(uint32_t cp) {
 }
 
 // Decodes the code point at s[*i] of well-formed UTF-8 and advances *i past it.
-uint32_t NextCodePoint(const std::string& s, size_t* i) {
+uint32_t NextCodePoint(std::string_view s, size_t* i) {
   unsigned char c = static_cast<unsigned char>(s[*i]);
   int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
   uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
@@ -58,16 +58,35 @@ constexpr char kHex[] = "0123456789abcdef";
 }  // namespace
 
 std::string NeutraliseUntrusted(std::string_view s, bool single_line) {
-  std::string valid = Utf8Sanitize(s);
+  std::string repaired;
+  std::string_view valid = s;
+  if (!IsValidUtf8(s)) {
+    repaired = Utf8Sanitize(s);
+    valid = repaired;
+  }
   std::string out;
   out.reserve(valid.size() + valid.size() / 8);
+  // Characters that stay as they are, are copied in runs: valid[copied, i) is pending.
+  size_t copied = 0;
+  auto replace = [&](size_t start, size_t end) {
+    out.append(valid.substr(copied, start - copied));
+    copied = end;
+  };
   Angle run_angle = Angle::kNone;
   int run_length = 0;
   for (size_t i = 0; i < valid.size();) {
+    const auto c = static_cast<unsigned char>(valid[i]);
+    if (c >= 0x20 && c < 0x7f && c != '<' && c != '>') {  // printable ASCII, not a bracket
+      ++i;
+      run_angle = Angle::kNone;
+      run_length = 1;
+      continue;
+    }
     size_t start = i;
     uint32_t cp = NextCodePoint(valid, &i);
     bool allowed_space = !single_line && (cp == '\n' || cp == '\t');
     if ((cp < 0x20 && !allowed_space) || cp == 0x7f) {
+      replace(start, i);
       out += "\\x";
       out += kHex[cp >> 4];
       out += kHex[cp & 0xf];
@@ -75,6 +94,7 @@ std::string NeutraliseUntrusted(std::string_view s, bool single_line) {
       continue;
     }
     if (IsInvisibleOrLayout(cp)) {
+      replace(start, i);
       out += "\\u{";
       for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xf];
       out += "}";
@@ -83,13 +103,14 @@ std::string NeutraliseUntrusted(std::string_view s, bool single_line) {
     }
     Angle angle = AngleOf(cp);
     if (angle != Angle::kNone && angle == run_angle && run_length == 2) {
+      replace(start, start);
       out.push_back(' ');  // no run of three brackets pointing the same way
       run_length = 0;
     }
     run_length = angle != Angle::kNone && angle == run_angle ? run_length + 1 : 1;
     run_angle = angle;
-    out.append(valid, start, i - start);
   }
+  replace(valid.size(), valid.size());
   return out;
 }
 

@@ -7,7 +7,8 @@
 // and of the thread's CPU time, with the machine's load average (wall-time tails on a shared,
 // busy machine are mostly time spent preempted).
 //
-//   build/bin/prompt_bench [--runs N]
+//   build/bin/prompt_bench [--runs N] [--no-hostile] [--script NAME]
+//   (--no-hostile: the max fixture only; --script: that hostile script only, e.g. cjk)
 #include <time.h>
 
 #include <chrono>
@@ -51,7 +52,7 @@ void Measure(const std::string& name, const PromptInput& in, TokenEncoding enc, 
   cpu.Print(label + " cpu");
 }
 
-int Run(int runs) {
+int Run(int runs, bool hostile_scripts, const std::string& only) {
   const Checkpoint fixture = testing::LoadFixtureCheckpoint("checkpoint-max.json");
   ReplayResult replay = testing::MakeReplay(50, 30, 2048);
   PromptInput in;
@@ -75,6 +76,8 @@ int Run(int runs) {
     Measure("max fixture + 50 msgs", in, enc, runs);
   }
   for (const std::string& script : testing::HostileScripts()) {
+    if (!hostile_scripts) break;
+    if (!only.empty() && script != only) continue;
     Checkpoint cp = fixture;
     ReplayResult hostile;
     testing::MakeHostilePromptInputs(script, &cp, &hostile);
@@ -91,8 +94,12 @@ int Run(int runs) {
 
 int main(int argc, char** argv) {
   int runs = 400;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--runs") == 0) runs = std::atoi(argv[i + 1]);
+  bool hostile_scripts = true;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = std::atoi(argv[++i]);
+    if (std::strcmp(argv[i], "--no-hostile") == 0) hostile_scripts = false;
+    if (std::strcmp(argv[i], "--script") == 0 && i + 1 < argc) only = argv[++i];
   }
-  return agentckpt::bench::Run(runs);
+  return agentckpt::bench::Run(runs, hostile_scripts, only);
 }

@@ -139,5 +139,65 @@ TEST(TokenCounterTest, JoiningAtALineBreakBeforeAPrintableCharacterIsExact) {
   }
 }
 
+// The counter cuts a text after a line break when the next character is not white space (in any
+// engine's sense), '/' or an ASCII control character, and counts the parts apart. By the
+// reference tokenizer such a join costs exactly the sum of its parts, whatever the script; and
+// whatever follows the line break (white space of every kind included), the counter's count of
+// the whole text is the reference's.
+TEST(TokenCounterTest, ALineBreakBeforeAnyOtherCharacterIsACutInTheReference) {
+  const std::vector<std::string> cut = {
+      "\xE6\xBC\xA2",  // U+6F22 CJK
+      "\xE0\xB8\x81",  // U+0E01 THAI CHARACTER KO KAI
+      "\xC3\xA9",      // U+00E9
+      "\xCC\x81"
+      "abc",               // U+0301 COMBINING ACUTE ACCENT, then letters
+      "\xF0\x9F\x98\x80",  // U+1F600 emoji
+      "\xE3\x80\x82",      // U+3002 IDEOGRAPHIC FULL STOP
+      "\xEF\xBC\x91",      // U+FF11 FULLWIDTH DIGIT ONE
+      "\xF0\xA0\x80\x80",  // U+20000 CJK extension B
+      "\xEA\xB0\x80",      // U+AC00 HANGUL
+      "\xE2\x80\x8B",      // U+200B ZERO WIDTH SPACE (not white space)
+      "'s",
+      "#"};
+  // White space of every kind, alone and before another line break (which a piece starting at
+  // the first line break would take in).
+  std::vector<std::string> not_cut = {"/", "\x01"};
+  for (const char* space : {" ", "\t", "\r", "\xC2\x85", "\xC2\xA0", "\xE1\x9A\x80", "\xE1\xA0\x8E",
+                            "\xE2\x80\x80", "\xE2\x80\x8A", "\xE2\x80\xA8", "\xE2\x80\xA9",
+                            "\xE2\x80\xAF", "\xE2\x81\x9F", "\xE3\x80\x80"}) {
+    not_cut.push_back(space);
+    not_cut.push_back(std::string(space) + "\n");
+  }
+  const std::vector<std::string>* lists[] = {&cut, &not_cut};
+  std::vector<std::string> texts;  // a, b, a + b, ...
+  std::vector<bool> is_cut;
+  for (const std::string& script : HostileScripts()) {
+    for (uint64_t seed = 0; seed < 2; ++seed) {
+      for (const std::vector<std::string>* list : lists) {
+        for (const std::string& x : *list) {
+          std::string a = HostileText(script, seed, 120) + "\n";
+          std::string b = x + HostileText(script, seed + 50, 120);
+          texts.insert(texts.end(), {a, b, a + b});
+          is_cut.push_back(list == &cut);
+        }
+      }
+    }
+  }
+  for (TokenEncoding enc : kEncodings) {
+    std::vector<size_t> reference = ReferenceCounts(texts, enc);
+    ASSERT_EQ(reference.size(), texts.size());
+    TokenCounter memo(enc);
+    for (size_t i = 0; i < texts.size(); i += 3) {
+      if (is_cut[i / 3]) {
+        EXPECT_EQ(reference[i + 2], reference[i] + reference[i + 1])
+            << TokenEncodingName(enc) << " " << texts[i + 2];
+      }
+      EXPECT_EQ(CountTokens(texts[i + 2], enc), reference[i + 2])
+          << TokenEncodingName(enc) << " " << texts[i + 2];
+      EXPECT_EQ(memo.Count(texts[i + 2]), reference[i + 2]) << TokenEncodingName(enc);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace agentckpt
