@@ -81,6 +81,15 @@ std::string_view Utf8TruncateBytes(std::string_view s, size_t max_bytes) {
   return s.substr(0, end);
 }
 
+uint32_t Utf8NextCodePoint(std::string_view s, size_t* i) {
+  const auto c = static_cast<unsigned char>(s[*i]);
+  const int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+  for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[*i + k]) & 0x3F);
+  *i += static_cast<size_t>(len);
+  return cp;
+}
+
 std::string Utf8Sanitize(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,10 @@ std::string_view Utf8TruncateChars(std::string_view s, size_t max_chars);
 
 // The longest prefix of `s` of at most `max_bytes` bytes that does not end inside a character.
 std::string_view Utf8TruncateBytes(std::string_view s, size_t max_bytes);
+
+// Decodes the code point at s[*i] and advances *i past it. `s` must be valid UTF-8 and *i the
+// start of a character (< s.size()).
+uint32_t Utf8NextCodePoint(std::string_view s, size_t* i);
 
 // Returns `s` with every ill-formed sequence replaced by U+FFFD.
 std::string Utf8Sanitize(std::string_view s);

@@ -25,11 +25,7 @@ bool IsSpaceInAnyEngine(uint32_t cp) {
 bool IsLineStart(std::string_view text, size_t i) {
   const auto c = static_cast<unsigned char>(text[i]);
   if (c < 0x80) return c > ' ' && c < 0x7F && c != '/';
-  const int len = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-  if (i + static_cast<size_t>(len) > text.size()) return false;
-  uint32_t cp = len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-  for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
-  return !IsSpaceInAnyEngine(cp);
+  return !IsSpaceInAnyEngine(Utf8NextCodePoint(text, &i));
 }
 
 // Calls f on consecutive chunks of `text` such that the tokens of the text are the tokens of its

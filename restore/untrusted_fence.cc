@@ -43,16 +43,6 @@ bool IsInvisibleOrLayout(uint32_t cp) {
          (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB);
 }
 
-// Decodes the code point at s[*i] of well-formed UTF-8 and advances *i past it.
-uint32_t NextCodePoint(std::string_view s, size_t* i) {
-  unsigned char c = static_cast<unsigned char>(s[*i]);
-  int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-  uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-  for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[*i + k]) & 0x3F);
-  *i += static_cast<size_t>(len);
-  return cp;
-}
-
 constexpr char kHex[] = "0123456789abcdef";
 
 }  // namespace
@@ -83,7 +73,7 @@ std::string NeutraliseUntrusted(std::string_view s, bool single_line) {
       continue;
     }
     size_t start = i;
-    uint32_t cp = NextCodePoint(valid, &i);
+    uint32_t cp = Utf8NextCodePoint(valid, &i);
     bool allowed_space = !single_line && (cp == '\n' || cp == '\t');
     if ((cp < 0x20 && !allowed_space) || cp == 0x7f) {
       replace(start, i);

@@ -30,6 +30,19 @@ TEST(Utf8Test, TruncatesOnCharacterBoundaries) {
   EXPECT_EQ(Utf8TruncateBytes(s, 5), "a\xC3\xA9");
 }
 
+TEST(Utf8Test, NextCodePointDecodesEveryLength) {
+  const std::string s = "a\xC3\xA9\xE6\xBC\xA2\xF0\x9F\x98\x80";  // a, U+00E9, U+6F22, U+1F600
+  size_t i = 0;
+  EXPECT_EQ(Utf8NextCodePoint(s, &i), 0x61u);
+  EXPECT_EQ(i, 1u);
+  EXPECT_EQ(Utf8NextCodePoint(s, &i), 0xE9u);
+  EXPECT_EQ(i, 3u);
+  EXPECT_EQ(Utf8NextCodePoint(s, &i), 0x6F22u);
+  EXPECT_EQ(i, 6u);
+  EXPECT_EQ(Utf8NextCodePoint(s, &i), 0x1F600u);
+  EXPECT_EQ(i, s.size());
+}
+
 TEST(Utf8Test, SanitizeReplacesIllFormed) {
   EXPECT_EQ(Utf8Sanitize("ok\xFFok"), "ok\xEF\xBF\xBDok");
   EXPECT_EQ(Utf8Sanitize("\xC3"), "\xEF\xBF\xBD");
