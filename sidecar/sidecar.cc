@@ -77,7 +77,8 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
   no.reconnect_wait_ms = config.nats_reconnect_wait_ms;
   no.buffer_bytes = config.nats_buffer_bytes;
   // A jetstream:// store connects with the sidecar's own NATS settings.
-  StoreConnectOptions store_connect{config.nats_url, no};
+  // A SQLite store grows its WAL to its steady size at once: the sidecar writes for a long time.
+  StoreConnectOptions store_connect{config.nats_url, no, /*sqlite_presize_wal=*/true};
   // Each start-up step says how long it took, so a slow or stuck start shows where it waits.
   int64_t step_start_us = env->NowMonotonicMicros();
   auto step_ms = [env, &step_start_us] {

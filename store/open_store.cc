@@ -44,7 +44,9 @@ StatusOr<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& url,
   if (url.rfind(sqlite_prefix, 0) == 0) {
     std::string path = url.substr(sqlite_prefix.size());
     if (path.empty()) return InvalidArgumentError("CKPT_STORE: sqlite:// needs a file path");
-    auto store = SqliteStore::Open(path);
+    SqliteStoreOptions options;
+    options.presize_wal = connect.sqlite_presize_wal;
+    auto store = SqliteStore::Open(path, options);
     if (!store.ok()) return store.status();
     return std::unique_ptr<CheckpointStore>(std::move(store).value());
   }

@@ -15,6 +15,9 @@ namespace agentckpt {
 struct StoreConnectOptions {
   std::string nats_url = "nats://127.0.0.1:4222";  // for jetstream:// URLs without hosts
   NatsAuthOptions nats_auth;
+  // For sqlite:// URLs: SqliteStoreOptions::presize_wal (the sidecar sets it; a one-shot command
+  // does not).
+  bool sqlite_presize_wal = false;
 };
 
 // The connection settings from the environment variables named above.

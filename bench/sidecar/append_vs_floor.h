@@ -7,8 +7,10 @@
 //
 // The three are measured in alternation, one of each per round in an order shuffled each round,
 // so that the disk's state (which moves from minute to minute on a virtual machine) weighs on the
-// three alike: first on new files (each WAL file still growing), then, after enough appends for
-// the store's WAL to stop growing, at the steady size a sidecar that has run a while works at.
+// three alike: first on new files, then once neither WAL file grows any more. The store is opened
+// as the sidecar opens it (SqliteStoreOptions::presize_wal: its WAL at the steady size from the
+// open on); the bare file is not, so its WAL grows with every commit on a new file, which shows
+// what the store avoids.
 #pragma once
 
 #include <string>

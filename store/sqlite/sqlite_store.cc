@@ -13,6 +13,9 @@
 namespace agentckpt {
 namespace {
 
+// The WAL checkpoint interval in pages (PRAGMA wal_autocheckpoint; SQLite's default is 1000).
+constexpr int kWalCheckpointPages = 4000;
+
 // SQLite keeps allocation statistics by default, taking a process-wide mutex on every malloc and
 // free; nothing here reads them. Only possible before SQLite initialises (the first open in the
 // process): if something opened a database earlier, SQLITE_MISUSE leaves the default in place.
@@ -87,8 +90,10 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
   // Checkpoint the WAL every ~4000 pages (16 MB) rather than SQLite's default 1000: the pages
   // every put touches (index leaves, the agent row, the header) are copied back once per
   // checkpoint, so fewer, larger checkpoints write less in total and stall fewer puts.
-  RETURN_IF_ERROR(store->Exec("PRAGMA wal_autocheckpoint=4000"));
+  RETURN_IF_ERROR(store->Exec(
+      ("PRAGMA wal_autocheckpoint=" + std::to_string(kWalCheckpointPages)).c_str()));
   RETURN_IF_ERROR(store->Migrate());
+  if (options.presize_wal) store->PresizeWal();
   struct {
     sqlite3_stmt** stmt;
     const char* sql;
@@ -197,6 +202,41 @@ Status SqliteStore::Migrate() {
     }
   }
   return OkStatus();
+}
+
+// SQLite writes its files only through its VFS, and SQLITE_FCNTL_JOURNAL_POINTER hands out the
+// WAL's handle. The unix VFS extends a file on a size hint once the file has a chunk size: it
+// writes into each new block (or ftruncates and then does), so the blocks end up allocated and
+// written. fallocate alone would leave unwritten extents, and the first write into one costs a
+// metadata commit at the next fsync, much as extending the file does (measured: 1.66 x the fsync
+// floor against 1.10 x for written blocks). The zeros past the last frame are not valid frames,
+// so WAL recovery stops before them, as it stops before the stale frames of a reused WAL.
+void SqliteStore::PresizeWal() {
+  sqlite3_stmt* mode = nullptr;
+  bool wal = Prepare("PRAGMA journal_mode", &mode).ok() && sqlite3_step(mode) == SQLITE_ROW &&
+             sqlite3_stricmp(reinterpret_cast<const char*>(sqlite3_column_text(mode, 0)),
+                             "wal") == 0;
+  sqlite3_finalize(mode);
+  sqlite3_stmt* page = nullptr;
+  int page_size = Prepare("PRAGMA page_size", &page).ok() && sqlite3_step(page) == SQLITE_ROW
+                      ? sqlite3_column_int(page, 0)
+                      : 0;
+  sqlite3_finalize(page);
+  sqlite3_file* file = nullptr;
+  if (!wal || page_size <= 0 ||
+      sqlite3_file_control(db_, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) != SQLITE_OK ||
+      file == nullptr || file->pMethods == nullptr) {
+    return;
+  }
+  // A WAL holds a 32-byte header and frames of a 24-byte header plus a page. A commit that
+  // crosses the checkpoint interval completes first, so leave room for a few large ones.
+  constexpr int kFramesPastInterval = 128;
+  sqlite3_int64 size =
+      32 + sqlite3_int64{kWalCheckpointPages + kFramesPastInterval} * (24 + page_size);
+  int chunk = 1 << 20;
+  if (file->pMethods->xFileControl(file, SQLITE_FCNTL_CHUNK_SIZE, &chunk) == SQLITE_OK) {
+    (void)file->pMethods->xFileControl(file, SQLITE_FCNTL_SIZE_HINT, &size);
+  }
 }
 
 StatusOr<int> SqliteStore::SchemaVersion() {

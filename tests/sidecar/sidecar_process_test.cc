@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <thread>
@@ -229,6 +230,9 @@ TEST_F(SidecarProcessTest, BadInputIsRejectedAndLeavesTheContextUnchanged) {
 TEST_F(SidecarProcessTest, ListGetReadinessAndMetrics) {
   auto sidecar = StartSidecar();
   EXPECT_EQ(HttpCall(port_, "GET", "/readyz").status, 200);
+  // The sidecar opens its SQLite store with the WAL grown to its steady size (4,000 pages), so
+  // its commits overwrite the file instead of extending it (SqliteStoreOptions::presize_wal).
+  EXPECT_GE(std::filesystem::file_size(dir_.File("store.db") + "-wal"), 4000u * 4120u);
   ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
             200);
   ASSERT_EQ(HttpCall(port_, "POST", "/v1/tool-calls",

@@ -51,11 +51,19 @@ Checkpoint DocAt(const Checkpoint& base, int64_t sequence) {
   return cp;
 }
 
+// The writers open the store as the sidecar does: the WAL grown to its steady size at open, so
+// kills also land while it grows. The checks after each kill open it as the CLI does.
+SqliteStoreOptions SidecarOptions() {
+  SqliteStoreOptions options;
+  options.presize_wal = true;
+  return options;
+}
+
 // The child: opens the store, continues after the highest sequence ever written, and confirms
 // each put on `fd` after it returned OK. Never returns; exits only on an error (the parent
 // expects it to die by SIGKILL).
 [[noreturn]] void RunWriter(const std::string& path, const Checkpoint& base, int fd) {
-  auto store = SqliteStore::Open(path);
+  auto store = SqliteStore::Open(path, SidecarOptions());
   if (!store.ok()) {
     std::fprintf(stderr, "writer: open: %s\n", store.status().ToString().c_str());
     _exit(3);
@@ -186,7 +194,7 @@ TEST(SqliteCrashTest, ConfirmedPutsSurviveSigkillAtRandomMoments) {
 
 // Creates a store at `path` and puts the first checkpoint into it. Returns false on an error.
 bool CreateWithOneCheckpoint(const std::string& path, const Checkpoint& base) {
-  auto store = SqliteStore::Open(path);
+  auto store = SqliteStore::Open(path, SidecarOptions());
   if (!store.ok()) return false;
   auto sealed = Seal(DocAt(base, 1));
   return sealed.ok() && (*store)->Put(*sealed, PutOptions{}).ok();

@@ -117,6 +117,52 @@ TEST(SqliteStoreTest, UsesTheWriteAheadLog) {
   EXPECT_EQ(raw.QueryText("PRAGMA journal_mode"), "wal");
 }
 
+// The sidecar opens its store with presize_wal: the WAL starts at its steady size, so commits
+// overwrite blocks already written instead of extending the file. What a SIGKILL would leave (the
+// files as they are while the store is open) must recover every commit and nothing else: the
+// zeros past the last frame are not frames.
+TEST(SqliteStoreTest, APresizedWalStartsAtItsSteadySizeAndRecoversEveryCommit) {
+  TempDir dir;
+  const std::string plain = dir.File("plain.db"), path = dir.File("presized.db");
+  {
+    auto store = OpenOrFail(plain);
+    ASSERT_NE(store, nullptr);
+    STORE_ASSERT_OK(store->Put(SealedAt("agent-a", 1), PutOptions{}));
+  }
+  const int64_t page = RawSqlite(plain).QueryInt("PRAGMA page_size");
+  const uint64_t steady = 32 + 4000 * static_cast<uint64_t>(24 + page);  // wal_autocheckpoint
+  SqliteStoreOptions options;
+  options.presize_wal = true;
+  auto opened = SqliteStore::Open(path, options);
+  STORE_ASSERT_OK(opened);
+  SqliteStore& store = **opened;
+  const uint64_t grown = std::filesystem::file_size(path + "-wal");
+  EXPECT_GE(grown, steady);
+  {
+    auto unsized = OpenOrFail(plain);  // a store opened without the option grows no WAL
+    ASSERT_NE(unsized, nullptr);
+    STORE_ASSERT_OK(unsized->Put(SealedAt("agent-a", 2), PutOptions{}));
+    EXPECT_LT(std::filesystem::file_size(plain + "-wal"), steady / 8);
+  }
+  for (int64_t s = 1; s <= 20; ++s) STORE_ASSERT_OK(store.Put(SealedAt("agent-a", s), PutOptions{}));
+  EXPECT_EQ(std::filesystem::file_size(path + "-wal"), grown);  // overwritten, not extended
+
+  const std::string crashed = dir.File("crashed.db");
+  std::filesystem::copy_file(path, crashed);
+  std::filesystem::copy_file(path + "-wal", crashed + "-wal");
+  auto after = OpenOrFail(crashed);
+  ASSERT_NE(after, nullptr);
+  STORE_ASSERT_OK(after->CheckIntegrity());
+  auto listed = after->List("agent-a", 100);
+  STORE_ASSERT_OK(listed);
+  ASSERT_EQ(listed->size(), 20u);
+  auto latest = after->GetLatestVerified("agent-a");
+  STORE_ASSERT_OK(latest);
+  EXPECT_EQ(latest->checkpoint.sequence_number, 20);
+  STORE_ASSERT_OK(after->Put(SealedAt("agent-a", 21), PutOptions{}));
+  EXPECT_EQ(RawSqlite(crashed).QueryInt("SELECT count(*) FROM checkpoints"), 21);
+}
+
 // synchronous is a per-connection setting that cannot be read from another connection or
 // process, so it is checked by what it does: at synchronous=FULL (or EXTRA) in WAL mode every
 // commit fsyncs the log; at NORMAL a commit does not (only checkpoints do).
