@@ -5,6 +5,9 @@
 //               step's change), sent with fetch (keep-alive) to a sidecar at default settings
 //               (CKPT_DURABILITY=sync, SQLite): the reply says durable:true, so the change is in
 //               the fsynced journal.
+//   agentckpt client: the same change through @agentckpt/client's patchContext (--client: the
+//               path of its built dist/index.js), which sends over node:http for an http://
+//               sidecar: what an agent written in TypeScript with the project's client sends.
 //   LangGraph:  what durability="sync" makes a graph step wait for: SqliteSaver.putWrites of the
 //               step's writes, then SqliteSaver.put of the new checkpoint, whose channel_values
 //               hold the context after the change (WAL, synchronous=FULL on the saver's handle).
@@ -16,11 +19,11 @@
 // Warm-up: every side runs in this Node process (LangGraph's saver in it, agentckpt's HTTP
 // clients from it), and V8 compiles hot code in tiers over thousands of calls; undici's fetch
 // keeps getting faster for about 3,000 requests (docs/performance.md, "A fresh Node process and a
-// long-running one"). 5,000 untimed steps of all three sides first compare them as in an agent
+// long-running one"). 5,000 untimed steps of all the sides first compare them as in an agent
 // that has run for a while; --warmup 200 shows a process in its first seconds.
 //
 //   node step.mjs --agentckpt BIN --fixture FILE --dir DIR [--iterations 2000] [--warmup 5000]
-//                 [--seed N]
+//                 [--seed N] [--client clients/typescript/dist/index.js]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -127,7 +130,7 @@ const patchWithHttp = (body) => new Promise((resolve, reject) => {
   req.on('error', reject);
   req.end(body);
 });
-const samples = { agentckpt: [], agentckptHttp: [], langgraph: [] };
+const samples = { agentckpt: [], agentckptHttp: [], agentckptClient: [], langgraph: [] };
 {
   // The graph's first checkpoint (untimed): the writes of step 0 belong to it.
   const first = emptyCheckpoint();
@@ -185,7 +188,24 @@ const steps = {
     return t1 - t0;
   },
 };
-// Each step records the three in an order shuffled anew (mulberry32 from --seed), so that none
+// The project's TypeScript client, when --client names it (a third draft, so that the patch
+// changes the context again).
+if (opts.client) {
+  const { AgentCkptClient } = await import(path.resolve(opts.client));
+  const client = new AgentCkptClient({ baseUrl: base });
+  steps.agentckptClient = async (i, change) => {
+    const patch = { contextSummary: { ...change,
+      draftContent: `${change.draftContent.slice(0, 990)} (client)` } };
+    const t0 = performance.now();
+    const reply = await client.patchContext(patch);
+    const t1 = performance.now();
+    if (reply.durable !== true) {
+      throw new Error(`PATCH ${i} (@agentckpt/client): ${JSON.stringify(reply)}`);
+    }
+    return t1 - t0;
+  };
+}
+// Each step records the sides in an order shuffled anew (mulberry32 from --seed), so that none
 // always follows the same one: what a write leaves behind (an fsync just done, the other
 // process's work after its reply) does not always land on the same next side.
 let seedState = Number(opts.seed ?? 20261126) >>> 0;
@@ -218,6 +238,7 @@ const result = {
   warmup: opts.warmup,
   agentckpt: summarize(samples.agentckpt),
   agentckptHttp: summarize(samples.agentckptHttp),
+  ...(opts.client ? { agentckptClient: summarize(samples.agentckptClient) } : {}),
   langgraph: summarize(samples.langgraph),
   packages: Object.fromEntries(['@langchain/langgraph-checkpoint-sqlite', 'better-sqlite3']
     .map((p) => [p, packageVersion(p)])),
@@ -231,6 +252,8 @@ console.log([
   row('agentckpt: PATCH /v1/context from Node fetch (keep-alive), sync, SQLite', result.agentckpt),
   row('agentckpt: PATCH /v1/context from node:http (keep-alive agent), sync, SQLite',
     result.agentckptHttp),
+  ...(opts.client ? [row('agentckpt: patchContext of @agentckpt/client (node:http), sync, SQLite',
+    result.agentckptClient)] : []),
   row('LangGraph SqliteSaver: putWrites + put (durability "sync")', result.langgraph),
 ].join('\n'));
 console.log(`RESULT ${JSON.stringify(result)}`);

@@ -199,8 +199,9 @@ void PrintAppendFigures(AppendFigures* f) {
   f->floor_new.Print("fsync floor (pwrite 4 KB + fsync)");
   f->store_new.Print("AppendJournal, new store file");  // WAL grown at open
   f->bare_new.Print("bare SQLite append, new file");
-  std::printf("(the store opened as the sidecar opens it: its WAL grown to the steady size at open; "
-              "the bare file's WAL grows with its appends)\n");
+  std::printf(
+      "(the store opened as the sidecar opens it: its WAL grown to the steady size at open; "
+      "the bare file's WAL grows with its appends)\n");
   std::printf("after %d more appends of each, both WAL files at their steady size:\n",
               f->growth_appends);
   f->floor.Print("fsync floor (pwrite 4 KB + fsync)");

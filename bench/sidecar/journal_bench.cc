@@ -162,8 +162,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 500; ++i) {
       if (!Durable(call(0, "PATCH", "/v1/context", PatchBody(step++)))) return 1;
     }
-    std::printf("\nwarm-up: 500 PATCHes; the sidecar's WAL file was %.1f MB before them, %.1f MB after\n",
-                static_cast<double>(before) / 1e6, static_cast<double>(wal_size()) / 1e6);
+    std::printf(
+        "\nwarm-up: 500 PATCHes; the sidecar's WAL file was %.1f MB before them, %.1f MB after\n",
+        static_cast<double>(before) / 1e6, static_cast<double>(wal_size()) / 1e6);
   }
   std::printf(
       "\n[1] durable round trip, sync, SQLite, 1 C++ client on one keep-alive connection, "

@@ -90,8 +90,8 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
   // Checkpoint the WAL every ~4000 pages (16 MB) rather than SQLite's default 1000: the pages
   // every put touches (index leaves, the agent row, the header) are copied back once per
   // checkpoint, so fewer, larger checkpoints write less in total and stall fewer puts.
-  RETURN_IF_ERROR(store->Exec(
-      ("PRAGMA wal_autocheckpoint=" + std::to_string(kWalCheckpointPages)).c_str()));
+  RETURN_IF_ERROR(
+      store->Exec(("PRAGMA wal_autocheckpoint=" + std::to_string(kWalCheckpointPages)).c_str()));
   RETURN_IF_ERROR(store->Migrate());
   if (options.presize_wal) store->PresizeWal();
   struct {
@@ -213,9 +213,9 @@ Status SqliteStore::Migrate() {
 // so WAL recovery stops before them, as it stops before the stale frames of a reused WAL.
 void SqliteStore::PresizeWal() {
   sqlite3_stmt* mode = nullptr;
-  bool wal = Prepare("PRAGMA journal_mode", &mode).ok() && sqlite3_step(mode) == SQLITE_ROW &&
-             sqlite3_stricmp(reinterpret_cast<const char*>(sqlite3_column_text(mode, 0)),
-                             "wal") == 0;
+  bool wal =
+      Prepare("PRAGMA journal_mode", &mode).ok() && sqlite3_step(mode) == SQLITE_ROW &&
+      sqlite3_stricmp(reinterpret_cast<const char*>(sqlite3_column_text(mode, 0)), "wal") == 0;
   sqlite3_finalize(mode);
   sqlite3_stmt* page = nullptr;
   int page_size = Prepare("PRAGMA page_size", &page).ok() && sqlite3_step(page) == SQLITE_ROW

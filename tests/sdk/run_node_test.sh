@@ -20,15 +20,11 @@ for tool in node npm; do
     exit 77
   fi
 done
-client=$(cd "$here/../../clients/typescript" && pwd)
 install() { "$here/../support/npm_ci_if_stale.sh" "$1"; }
 (
   flock 9
-  install "$client"
   # The client's dist/ is built from src/ whenever a source is newer than the build.
-  if [[ ! -f $client/dist/index.js || -n $(find "$client/src" "$client/package.json" -newer "$client/dist/index.js" -print -quit) ]]; then
-    (cd "$client" && npx tsc -p tsconfig.json)
-  fi
+  "$here/../support/build_ts_client.sh"
   install "$dir"
   # SDK_BUILD_ALSO: more package dirs (relative to the repository) to install and build with tsc.
   for extra in ${SDK_BUILD_ALSO:-}; do

@@ -144,7 +144,8 @@ TEST(SqliteStoreTest, APresizedWalStartsAtItsSteadySizeAndRecoversEveryCommit) {
     STORE_ASSERT_OK(unsized->Put(SealedAt("agent-a", 2), PutOptions{}));
     EXPECT_LT(std::filesystem::file_size(plain + "-wal"), steady / 8);
   }
-  for (int64_t s = 1; s <= 20; ++s) STORE_ASSERT_OK(store.Put(SealedAt("agent-a", s), PutOptions{}));
+  for (int64_t s = 1; s <= 20; ++s)
+    STORE_ASSERT_OK(store.Put(SealedAt("agent-a", s), PutOptions{}));
   EXPECT_EQ(std::filesystem::file_size(path + "-wal"), grown);  // overwritten, not extended
 
   const std::string crashed = dir.File("crashed.db");
