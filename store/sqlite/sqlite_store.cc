@@ -213,30 +213,39 @@ Status SqliteStore::Migrate() {
 // so WAL recovery stops before them, as it stops before the stale frames of a reused WAL.
 void SqliteStore::PresizeWal() {
   sqlite3_stmt* mode = nullptr;
-  bool wal =
-      Prepare("PRAGMA journal_mode", &mode).ok() && sqlite3_step(mode) == SQLITE_ROW &&
-      sqlite3_stricmp(reinterpret_cast<const char*>(sqlite3_column_text(mode, 0)), "wal") == 0;
+  const unsigned char* mode_name = nullptr;
+  bool wal = Prepare("PRAGMA journal_mode", &mode).ok() && sqlite3_step(mode) == SQLITE_ROW &&
+             (mode_name = sqlite3_column_text(mode, 0)) != nullptr &&
+             sqlite3_stricmp(reinterpret_cast<const char*>(mode_name), "wal") == 0;
   sqlite3_finalize(mode);
   sqlite3_stmt* page = nullptr;
   int page_size = Prepare("PRAGMA page_size", &page).ok() && sqlite3_step(page) == SQLITE_ROW
                       ? sqlite3_column_int(page, 0)
                       : 0;
   sqlite3_finalize(page);
+  if (!wal || page_size <= 0) return;
+  // Another connection (another agent's sidecar on the same file, the CLI) may be appending
+  // frames past the file's current end: the zeros must not land on them. Holding the write lock
+  // (BEGIN IMMEDIATE) keeps every other writer, and every WAL restart or truncation, out. When
+  // another connection holds it, the WAL is left to grow as it is written.
+  sqlite3_busy_timeout(db_, 0);
+  const bool locked = Exec("BEGIN IMMEDIATE").ok();
+  sqlite3_busy_timeout(db_, options_.busy_timeout_ms);
+  if (!locked) return;
   sqlite3_file* file = nullptr;
-  if (!wal || page_size <= 0 ||
-      sqlite3_file_control(db_, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) != SQLITE_OK ||
-      file == nullptr || file->pMethods == nullptr) {
-    return;
+  if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK &&
+      file != nullptr && file->pMethods != nullptr) {
+    // A WAL holds a 32-byte header and frames of a 24-byte header plus a page. A commit that
+    // crosses the checkpoint interval completes first, so leave room for a few large ones.
+    constexpr int kFramesPastInterval = 128;
+    sqlite3_int64 size =
+        32 + sqlite3_int64{kWalCheckpointPages + kFramesPastInterval} * (24 + page_size);
+    int chunk = 1 << 20;
+    if (file->pMethods->xFileControl(file, SQLITE_FCNTL_CHUNK_SIZE, &chunk) == SQLITE_OK) {
+      (void)file->pMethods->xFileControl(file, SQLITE_FCNTL_SIZE_HINT, &size);
+    }
   }
-  // A WAL holds a 32-byte header and frames of a 24-byte header plus a page. A commit that
-  // crosses the checkpoint interval completes first, so leave room for a few large ones.
-  constexpr int kFramesPastInterval = 128;
-  sqlite3_int64 size =
-      32 + sqlite3_int64{kWalCheckpointPages + kFramesPastInterval} * (24 + page_size);
-  int chunk = 1 << 20;
-  if (file->pMethods->xFileControl(file, SQLITE_FCNTL_CHUNK_SIZE, &chunk) == SQLITE_OK) {
-    (void)file->pMethods->xFileControl(file, SQLITE_FCNTL_SIZE_HINT, &size);
-  }
+  (void)Exec("COMMIT");  // nothing was written in it: no frame, no fsync
 }
 
 StatusOr<int> SqliteStore::SchemaVersion() {

@@ -89,7 +89,8 @@ class SqliteStore final : public LeaseRecordStore {
   class Stmt;
   SqliteStore(sqlite3* db, std::string path, SqliteStoreOptions options);
   Status Migrate();
-  // SqliteStoreOptions::presize_wal. Does nothing unless the file is in WAL mode.
+  // SqliteStoreOptions::presize_wal, under SQLite's write lock. Does nothing unless the file is in
+  // WAL mode and the lock is free at once.
   void PresizeWal();
   Status Exec(const char* sql);
   Status Prepare(const char* sql, sqlite3_stmt** out);

@@ -164,6 +164,39 @@ TEST(SqliteStoreTest, APresizedWalStartsAtItsSteadySizeAndRecoversEveryCommit) {
   EXPECT_EQ(RawSqlite(crashed).QueryInt("SELECT count(*) FROM checkpoints"), 21);
 }
 
+// Another connection may be appending frames while a sidecar opens the same file (another
+// agent's sidecar, the CLI): the WAL is grown only under SQLite's write lock, so the zeros never
+// land on frames being written, and it is left to grow as written while another holds the lock.
+TEST(SqliteStoreTest, TheWalIsGrownOnlyUnderTheWriteLock) {
+  TempDir dir;
+  const std::string path = dir.File("shared.db");
+  {
+    auto store = OpenOrFail(path);
+    ASSERT_NE(store, nullptr);
+    STORE_ASSERT_OK(store->Put(SealedAt("agent-a", 1), PutOptions{}));
+  }
+  const uint64_t steady = 32 + 4000 * static_cast<uint64_t>(24 + 4096);
+  SqliteStoreOptions options;
+  options.presize_wal = true;
+  RawSqlite other(path);
+  ASSERT_TRUE(other.Exec("CREATE TABLE other_rows (x BLOB)"));
+  ASSERT_TRUE(other.Exec("BEGIN IMMEDIATE"));  // the write lock, held across the open below
+  ASSERT_TRUE(other.Exec("INSERT INTO other_rows VALUES (randomblob(20000))"));
+  {
+    auto opened = SqliteStore::Open(path, options);
+    STORE_ASSERT_OK(opened);
+    EXPECT_LT(std::filesystem::file_size(path + "-wal"), steady / 8);
+    ASSERT_TRUE(other.Exec("COMMIT"));
+  }
+  auto opened = SqliteStore::Open(path, options);  // the lock is free now
+  STORE_ASSERT_OK(opened);
+  EXPECT_GE(std::filesystem::file_size(path + "-wal"), steady);
+  STORE_ASSERT_OK((*opened)->Put(SealedAt("agent-a", 2), PutOptions{}));
+  EXPECT_EQ(other.QueryInt("SELECT length(x) FROM other_rows"), 20000);
+  EXPECT_EQ(other.QueryInt("SELECT count(*) FROM checkpoints"), 2);
+  STORE_ASSERT_OK((*opened)->CheckIntegrity());
+}
+
 // synchronous is a per-connection setting that cannot be read from another connection or
 // process, so it is checked by what it does: at synchronous=FULL (or EXTRA) in WAL mode every
 // commit fsyncs the log; at NORMAL a commit does not (only checkpoints do).
