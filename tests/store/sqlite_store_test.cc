@@ -117,6 +117,22 @@ TEST(SqliteStoreTest, UsesTheWriteAheadLog) {
   EXPECT_EQ(raw.QueryText("PRAGMA journal_mode"), "wal");
 }
 
+// The WAL's size at the checkpoint interval (4,000 frames of a 24-byte header and a 4 KiB page,
+// after the 32-byte file header), and the options the sidecar opens its store with.
+constexpr uint64_t kSteadyWalBytes = 32 + 4000 * uint64_t{24 + 4096};
+SqliteStoreOptions AsTheSidecarOpensIt() {
+  SqliteStoreOptions options;
+  options.presize_wal = true;
+  return options;
+}
+
+// Creates a store at `path` with agent-a's checkpoint 1 in it, opened without presize_wal.
+void CreateWithOneCheckpoint(const std::string& path) {
+  auto store = OpenOrFail(path);
+  ASSERT_NE(store, nullptr);
+  STORE_ASSERT_OK(store->Put(SealedAt("agent-a", 1), PutOptions{}));
+}
+
 // The sidecar opens its store with presize_wal: the WAL starts at its steady size, so commits
 // overwrite blocks already written instead of extending the file. What a SIGKILL would leave (the
 // files as they are while the store is open) must recover every commit and nothing else: the
@@ -124,16 +140,10 @@ TEST(SqliteStoreTest, UsesTheWriteAheadLog) {
 TEST(SqliteStoreTest, APresizedWalStartsAtItsSteadySizeAndRecoversEveryCommit) {
   TempDir dir;
   const std::string plain = dir.File("plain.db"), path = dir.File("presized.db");
-  {
-    auto store = OpenOrFail(plain);
-    ASSERT_NE(store, nullptr);
-    STORE_ASSERT_OK(store->Put(SealedAt("agent-a", 1), PutOptions{}));
-  }
-  const int64_t page = RawSqlite(plain).QueryInt("PRAGMA page_size");
-  const uint64_t steady = 32 + 4000 * static_cast<uint64_t>(24 + page);  // wal_autocheckpoint
-  SqliteStoreOptions options;
-  options.presize_wal = true;
-  auto opened = SqliteStore::Open(path, options);
+  CreateWithOneCheckpoint(plain);
+  ASSERT_EQ(RawSqlite(plain).QueryInt("PRAGMA page_size"), 4096);
+  const uint64_t steady = kSteadyWalBytes;
+  auto opened = SqliteStore::Open(path, AsTheSidecarOpensIt());
   STORE_ASSERT_OK(opened);
   SqliteStore& store = **opened;
   const uint64_t grown = std::filesystem::file_size(path + "-wal");
@@ -170,14 +180,9 @@ TEST(SqliteStoreTest, APresizedWalStartsAtItsSteadySizeAndRecoversEveryCommit) {
 TEST(SqliteStoreTest, TheWalIsGrownOnlyUnderTheWriteLock) {
   TempDir dir;
   const std::string path = dir.File("shared.db");
-  {
-    auto store = OpenOrFail(path);
-    ASSERT_NE(store, nullptr);
-    STORE_ASSERT_OK(store->Put(SealedAt("agent-a", 1), PutOptions{}));
-  }
-  const uint64_t steady = 32 + 4000 * static_cast<uint64_t>(24 + 4096);
-  SqliteStoreOptions options;
-  options.presize_wal = true;
+  CreateWithOneCheckpoint(path);
+  const uint64_t steady = kSteadyWalBytes;
+  const SqliteStoreOptions options = AsTheSidecarOpensIt();
   RawSqlite other(path);
   ASSERT_TRUE(other.Exec("CREATE TABLE other_rows (x BLOB)"));
   ASSERT_TRUE(other.Exec("BEGIN IMMEDIATE"));  // the write lock, held across the open below
