@@ -5,7 +5,8 @@
 // first successful connect: while disconnected, published events go to the client's reconnect
 // buffer (options.buffer_bytes) and are sent once the connection is back; an event that does not
 // fit, or any publish after Close, is dropped and counted in the metrics
-// (agentckpt_nats_events_dropped_total). All methods are thread-safe.
+// (agentckpt_nats_events_dropped_total). While connected, Publish writes the event to the socket
+// on the calling thread (no flusher thread in between). All methods are thread-safe.
 #pragma once
 
 #include <atomic>
