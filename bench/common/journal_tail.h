@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "journal/journal_entry.h"
+#include "tests/support/journal_chain.h"
 
 namespace agentckpt::bench {
 
@@ -21,24 +22,14 @@ inline std::string DraftText(int64_t i, size_t n) {
 
 inline std::vector<JournalEntry> MakeJournalTail(const std::string& agent, int count,
                                                  size_t bytes) {
-  std::vector<JournalEntry> tail;
-  std::string prev = kJournalGenesisSha256;
-  for (int64_t i = 1; i <= count; ++i) {
-    JournalEntry e;
-    e.agent_id = agent;
-    e.sequence = i;
-    e.epoch = 1;
-    e.kind = JournalKind::kContextPatch;
-    e.payload = nlohmann::json{{"contextSummary",
-                                {{"completedSteps", i}, {"draftContent", DraftText(i, bytes)}}}}
-                    .dump();
-    e.timestamp_ms = 1700000000000 + i;
-    e.prev_sha256 = prev;
-    SealJournalEntry(&e);
-    prev = e.sha256;
-    tail.push_back(std::move(e));
-  }
-  return tail;
+  return testing::ChainedPatchEntries(
+      agent, 1, count, 1,
+      [bytes](int64_t i) {
+        return nlohmann::json{
+            {"contextSummary", {{"completedSteps", i}, {"draftContent", DraftText(i, bytes)}}}}
+            .dump();
+      },
+      1700000000000);
 }
 
 }  // namespace agentckpt::bench
