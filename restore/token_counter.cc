@@ -84,6 +84,8 @@ StatusOr<TokenEncoding> ParseTokenEncoding(std::string_view name) {
                               "\" (use o200k_base or cl100k_base)");
 }
 
+void PreloadEncoding(TokenEncoding encoding) { BpeEncoding::Get(encoding); }
+
 size_t CountTokens(std::string_view text, TokenEncoding encoding) {
   if (!IsValidUtf8(text)) return CountTokens(Utf8Sanitize(text), encoding);
   const BpeEncoding& bpe = BpeEncoding::Get(encoding);

@@ -110,6 +110,9 @@ class Sidecar {
   bool stopping_ = false;
   std::string journal_checkpoint_reason_;  // a checkpoint the journal asked for, not yet written
   std::thread periodic_;
+  // Loads the tokenizer's tables while the store opens and NATS connects, so that the restore
+  // at start does not wait for them; joined by the destructor.
+  std::thread tokenizer_preload_;
 };
 
 }  // namespace agentckpt

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/utf8.h"
@@ -94,6 +95,20 @@ TEST(TokenCounterTest, KnownCounts) {
   EXPECT_EQ(CountTokens("hello world"), 2u);
   EXPECT_EQ(CountTokens("hello world", TokenEncoding::kCl100kBase), 2u);
   // A special token's text is ordinary text: several tokens, not one.
+  EXPECT_GT(CountTokens("<|endoftext|>"), 1u);
+}
+
+// Preloading on other threads while this one counts (as the sidecar does at start): each count
+// still waits for whole tables. ctest runs each test in its own process, so nothing is loaded yet.
+TEST(TokenCounterTest, PreloadOnOtherThreadsWhileCounting) {
+  std::vector<std::thread> preloads;
+  for (TokenEncoding e : kEncodings) {
+    preloads.emplace_back([e] { PreloadEncoding(e); });
+    preloads.emplace_back([e] { PreloadEncoding(e); });
+  }
+  EXPECT_EQ(CountTokens("hello world"), 2u);
+  EXPECT_EQ(CountTokens("hello world", TokenEncoding::kCl100kBase), 2u);
+  for (std::thread& t : preloads) t.join();
   EXPECT_GT(CountTokens("<|endoftext|>"), 1u);
 }
 
