@@ -111,7 +111,7 @@ class Sidecar {
   std::string journal_checkpoint_reason_;  // a checkpoint the journal asked for, not yet written
   std::thread periodic_;
   // Loads the tokenizer's tables while the store opens and NATS connects, so that the restore
-  // at start does not wait for them; joined by the destructor.
+  // at start does not wait for them; joined at the end of Start (or by the destructor).
   std::thread tokenizer_preload_;
 };
 

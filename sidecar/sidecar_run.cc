@@ -170,6 +170,10 @@ Status Sidecar::Start() {
   sweeper_->Start();
   lease_->Start([this](const Lease& l) { Activate(l); },
                 [this](const Status& reason) { OnLeaseLost(reason, true); });
+  // The tables are loaded by now (the restore at start counted with them, or the preload had the
+  // whole start to finish). Joined here because the process leaves with _exit after Shutdown,
+  // without running the destructor: a thread never joined is a leak under TSan.
+  if (tokenizer_preload_.joinable()) tokenizer_preload_.join();
   LogInfo("sidecar started", {{"agentId", config_.agent_id},
                               {"http", config_.http_host + ":" + std::to_string(config_.http_port)},
                               {"store", config_.store_url},
