@@ -57,6 +57,11 @@ StatusOr<std::unique_ptr<NatsLink>> NatsLink::Connect(const NatsLinkOptions& o, 
   // the request's path: with a fresh Node client on 2 cores it added 0.1-0.9 ms to the p99 of
   // POST /v1/checkpoints' durationMs (docs/performance.md).
   natsOptions_SetSendAsap(opts.get(), true);
+  // With no deadline a write to a server that stops reading (stopped, or a peer gone without a
+  // reset once the socket buffers are full) blocks the publishing thread, and with it every
+  // thread waiting for the connection's lock, until TCP gives up (minutes). With it the write
+  // fails, nats.c drops the connection and reconnects, and the events go to the reconnect buffer.
+  natsOptions_SetWriteDeadline(opts.get(), o.write_deadline_ms);
   natsOptions_SetDisconnectedCB(opts.get(), &NatsLink::OnDisconnected, link.get());
   natsOptions_SetReconnectedCB(opts.get(), &NatsLink::OnReconnected, link.get());
   natsOptions_SetClosedCB(opts.get(), &NatsLink::OnClosed, link.get());

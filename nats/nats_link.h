@@ -6,7 +6,9 @@
 // buffer (options.buffer_bytes) and are sent once the connection is back; an event that does not
 // fit, or any publish after Close, is dropped and counted in the metrics
 // (agentckpt_nats_events_dropped_total). While connected, Publish writes the event to the socket
-// on the calling thread (no flusher thread in between). All methods are thread-safe.
+// on the calling thread (no flusher thread in between), with a write deadline: a server that
+// stops reading makes the write fail after options.write_deadline_ms, and the link reconnects
+// instead of holding the publishing thread. All methods are thread-safe.
 #pragma once
 
 #include <atomic>
@@ -37,6 +39,9 @@ struct NatsLinkOptions : NatsAuthOptions {
   int reconnect_wait_ms = 1000;
   int64_t buffer_bytes = 8 << 20;
   int request_timeout_ms = 1000;  // JetStream API calls
+  // A socket write that cannot finish within this fails and the connection is re-established
+  // (nats.c's write deadline); 0 would block until TCP gives up.
+  int write_deadline_ms = 2000;
 };
 
 // A message received on a subscription.
