@@ -11,6 +11,16 @@ namespace {
 // How far back GetLatestVerified looks past checkpoints that do not decrypt.
 constexpr int kFallbackListLimit = 10000;
 
+constexpr char kMissingKeyPrefix[] =
+    "CKPT_ENCRYPTION_KEY_FILE: the store holds encrypted checkpoints of agent ";
+
+std::string MissingKeyMessage(const Checkpoint& newest) {
+  return kMissingKeyPrefix + newest.agent_id + " (newest: sequence " +
+         std::to_string(newest.sequence_number) + ", key id " +
+         newest.encrypted_context_summary->key_id +
+         ") but no encryption key is set; refusing to fall back to plaintext";
+}
+
 SkippedCheckpoint SkipOf(const std::string& id, int64_t sequence, const Status& why) {
   return SkippedCheckpoint{id, sequence, why.ToString()};
 }
@@ -29,6 +39,10 @@ StatusOr<PutResult> EncryptingStore::Put(const SealedCheckpoint& cp, const PutOp
 
 StatusOr<LatestVerified> EncryptingStore::GetLatestVerified(const std::string& agent_id) {
   ASSIGN_OR_RETURN(LatestVerified latest, inner_->GetLatestVerified(agent_id));
+  if (!keyring_ && latest.checkpoint.encrypted_context_summary) {
+    // Without a key, an older plaintext checkpoint is not the agent's state: refuse.
+    return FailedPreconditionError(MissingKeyMessage(latest.checkpoint));
+  }
   StatusOr<Checkpoint> plain = DecryptCheckpoint(latest.checkpoint, keyring());
   if (plain.ok()) {
     latest.checkpoint = std::move(plain).value();
@@ -111,9 +125,14 @@ Status EncryptingStore::SetAgentStatus(const std::string& agent_id, const std::s
 
 Status EncryptingStore::Ping() { return inner_->Ping(); }
 
+bool IsMissingKeyRefusal(const Status& status) {
+  return status.code() == StatusCode::kFailedPrecondition &&
+         status.message().rfind(kMissingKeyPrefix, 0) == 0;
+}
+
 StatusOr<std::unique_ptr<CheckpointStore>> WrapStoreForEncryption(
     std::unique_ptr<CheckpointStore> store, const std::string& agent_id,
-    const std::string& key_file, const std::string& old_key_files, Env* env) {
+    const std::string& key_file, const std::string& old_key_files, Env* env, bool check_now) {
   if (!key_file.empty()) {
     ASSIGN_OR_RETURN(Keyring keyring, LoadKeyring(env, key_file, old_key_files));
     return std::unique_ptr<CheckpointStore>(
@@ -124,13 +143,11 @@ StatusOr<std::unique_ptr<CheckpointStore>> WrapStoreForEncryption(
         "CKPT_ENCRYPTION_OLD_KEY_FILES: old keys are set but CKPT_ENCRYPTION_KEY_FILE is not "
         "(reading needs the keyring, writing needs a current key)");
   }
-  StatusOr<LatestVerified> latest = store->GetLatestVerified(agent_id);
-  if (latest.ok() && latest->checkpoint.encrypted_context_summary) {
-    return InvalidArgumentError(
-        "CKPT_ENCRYPTION_KEY_FILE: the store holds encrypted checkpoints of agent " + agent_id +
-        " (newest: sequence " + std::to_string(latest->checkpoint.sequence_number) + ", key id " +
-        latest->checkpoint.encrypted_context_summary->key_id +
-        ") but no encryption key is set; refusing to fall back to plaintext");
+  if (check_now) {
+    StatusOr<LatestVerified> latest = store->GetLatestVerified(agent_id);
+    if (latest.ok() && latest->checkpoint.encrypted_context_summary) {
+      return InvalidArgumentError(MissingKeyMessage(latest->checkpoint));
+    }
   }
   return std::unique_ptr<CheckpointStore>(new EncryptingStore(std::move(store), std::nullopt, env));
 }

@@ -2,7 +2,9 @@
 // before it reaches the store it wraps and decrypts it on the way back (docs/encryption.md).
 //
 // Without a keyring it is a guard: puts pass through unchanged (plaintext, byte for byte as
-// without the decorator) and encrypted documents read as kDataLoss, never as an empty summary.
+// without the decorator) and encrypted documents read as kDataLoss, never as an empty summary;
+// GetLatestVerified refuses (kFailedPrecondition, IsMissingKeyRefusal) when the agent's newest
+// verified checkpoint is encrypted, instead of falling back to an older plaintext one.
 // With a keyring, puts are encrypted under its current key; reads decrypt with whichever key of the
 // keyring the document names, and pass unencrypted (schema version 1) documents through as they
 // are, so a store can be switched to encryption without migrating it. Callers always see
@@ -86,15 +88,22 @@ class EncryptingStore : public CheckpointStore {
   Env* env_;
 };
 
+// True for the guard's refusal to read an agent whose newest verified checkpoint is encrypted:
+// kFailedPrecondition, with a message that starts "CKPT_ENCRYPTION_KEY_FILE: the store holds
+// encrypted checkpoints" and names the agent, the sequence and the key id.
+bool IsMissingKeyRefusal(const Status& status);
+
 // Wraps `store` in an EncryptingStore: with a keyring when `key_file` is set (old key files need
-// a current key), else as the plaintext guard after checking that the agent's newest verified
-// checkpoint is not encrypted (skipped when the store cannot be read now: the guard still
-// refuses encrypted documents later). kInvalidArgument naming CKPT_ENCRYPTION_KEY_FILE or
+// a current key), else as the plaintext guard. Without a key and with `check_now`, it first checks
+// that the agent's newest verified checkpoint is not encrypted (skipped when the store cannot be
+// read now); with `check_now` false it reads nothing, and the guard's own GetLatestVerified
+// refuses at the first load instead (the sidecar's start, which loads the newest checkpoint once
+// anyway). kInvalidArgument naming CKPT_ENCRYPTION_KEY_FILE or
 // CKPT_ENCRYPTION_OLD_KEY_FILES for an unreadable or malformed key file, for old keys without a
 // current key, and for a store holding encrypted checkpoints of `agent_id` when no key is set
 // (never a silent fallback). Other errors of the store pass through.
 StatusOr<std::unique_ptr<CheckpointStore>> WrapStoreForEncryption(
     std::unique_ptr<CheckpointStore> store, const std::string& agent_id,
-    const std::string& key_file, const std::string& old_key_files, Env* env);
+    const std::string& key_file, const std::string& old_key_files, Env* env, bool check_now = true);
 
 }  // namespace agentckpt::crypto

@@ -101,9 +101,11 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
     return store.status().WithContext("CKPT_STORE " + config.store_url);
   }
   // Encryption at rest (docs/encryption.md); without a key, a guard that refuses encrypted data.
-  auto wrapped = crypto::WrapStoreForEncryption(std::move(store).value(), config.agent_id,
-                                                config.encryption_key_file,
-                                                config.encryption_old_key_files, env);
+  // Without a key the check that the agent's newest checkpoint is not encrypted is left to the
+  // load at activation (Sidecar::Start): one read of the newest checkpoint per start, not two.
+  auto wrapped = crypto::WrapStoreForEncryption(
+      std::move(store).value(), config.agent_id, config.encryption_key_file,
+      config.encryption_old_key_files, env, /*check_now=*/false);
   if (!wrapped.ok()) return wrapped.status();
   s->store_ = std::move(wrapped).value();
   LogInfo("store opened", {{"store", config.store_url}, {"durationMs", step_ms()}});

@@ -66,8 +66,10 @@ class Sidecar {
   void PeriodicLoop();
   // The journal's early checkpoint request: the periodic thread writes it (never a request).
   void RequestJournalCheckpoint(const std::string& reason);
-  // With the lease held: seeds the context and runs the start-up restore. Once.
-  void Activate(const Lease& lease);
+  // With the lease held: seeds the context and runs the start-up restore. Once. kInvalidArgument
+  // (nothing seeded, the writer stays closed) when the agent's newest checkpoint is encrypted
+  // and no key is set (crypto::IsMissingKeyRefusal): the sidecar must not start.
+  Status Activate(const Lease& lease);
   void OnLeaseLost(const Status& reason, bool from_renewal);
   void OnCreateRequest(const NatsRequest& req);
   void OnRestoreRequest(const NatsRequest& req);

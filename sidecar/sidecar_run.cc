@@ -1,11 +1,15 @@
 // The sidecar at work: start, taking the writer's seat when the lease comes (seeding the context
 // from the store and restoring), losing it, the periodic loop, and readiness.
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
 
 #include "common/status_macros.h"
 #include "common/time_format.h"
+#include "crypto/encrypting_store.h"
 #include "nats/subjects.h"
 #include "observability/json_log.h"
 #include "sidecar/restore_service.h"
@@ -55,9 +59,9 @@ void Sidecar::OnLeaseLost(const Status& reason, bool from_renewal) {
            {{"agentId", config_.agent_id}, {"reason", reason.message()}});
 }
 
-void Sidecar::Activate(const Lease& lease) {
+Status Sidecar::Activate(const Lease& lease) {
   std::lock_guard<std::mutex> lock(activate_mu_);
-  if (activated_) return;
+  if (activated_) return OkStatus();
   activated_ = true;
   LogInfo("writer lease acquired", {{"agentId", config_.agent_id},
                                     {"holder", lease.holder},
@@ -67,6 +71,9 @@ void Sidecar::Activate(const Lease& lease) {
   const int64_t load_start = env_->NowMonotonicMicros();
   auto latest = store_->GetLatestVerified(config_.agent_id);
   const double load_ms = static_cast<double>(env_->NowMonotonicMicros() - load_start) / 1000.0;
+  if (crypto::IsMissingKeyRefusal(latest.status())) {
+    return InvalidArgumentError(latest.status().message());
+  }
   // The context continues from the checkpoint plus the journal after it (docs/journal.md). No
   // update was accepted before this point (standby refuses them), so nothing is overwritten.
   Checkpoint seed;
@@ -130,13 +137,23 @@ void Sidecar::Activate(const Lease& lease) {
     auto r = writer_->WriteForced("journal_damaged");
     (void)r;  // failures are reported by the writer
   }
+  return OkStatus();
 }
 
 Status Sidecar::Start() {
   auto lease = lease_->TryAcquire();
   if (lease.ok()) {
-    Activate(*lease);
+    Status activated = Activate(*lease);
+    if (!activated.ok()) {
+      (void)lease_->Release();  // another sidecar, with the key, need not wait for its expiry
+      return activated;
+    }
   } else {
+    // Not the writer yet: the check the activation's load would have made, made now.
+    auto latest = store_->GetLatestVerified(config_.agent_id);
+    if (crypto::IsMissingKeyRefusal(latest.status())) {
+      return InvalidArgumentError(latest.status().message());
+    }
     LogWarn("standby: another sidecar holds the writer lease; retrying",
             {{"agentId", config_.agent_id}, {"reason", lease.status().ToString()}});
   }
@@ -168,8 +185,18 @@ Status Sidecar::Start() {
   }
   periodic_ = std::thread([this] { PeriodicLoop(); });
   sweeper_->Start();
-  lease_->Start([this](const Lease& l) { Activate(l); },
-                [this](const Status& reason) { OnLeaseLost(reason, true); });
+  lease_->Start(
+      [this](const Lease& l) {
+        Status activated = Activate(l);
+        if (activated.ok()) return;
+        // Encrypted since this standby started, and it has no key: it must not write. The same
+        // exit as a refused start would be better, but this runs on the lease thread; a
+        // shutdown request ends the process through its usual path.
+        LogError("refusing to become the writer; shutting down",
+                 {{"agentId", config_.agent_id}, {"reason", activated.message()}});
+        ::kill(::getpid(), SIGTERM);
+      },
+      [this](const Status& reason) { OnLeaseLost(reason, true); });
   // The tables are loaded by now (the restore at start counted with them, or the preload had the
   // whole start to finish). Joined here because the process leaves with _exit after Shutdown,
   // without running the destructor: a thread never joined is a leak under TSan.

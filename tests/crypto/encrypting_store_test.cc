@@ -227,10 +227,32 @@ TEST_F(EncryptingStoreTest, GuardNeverReadsAnEncryptedSummaryAsEmpty) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(got.status().message().find("no encryption key is configured"), std::string::npos);
+  // The newest verified checkpoint is encrypted: the older plaintext one is not the agent's
+  // state, so the guard refuses rather than fall back to it.
   auto latest = guard->GetLatestVerified("agent-e");
-  ASSERT_TRUE(latest.ok());
+  ASSERT_FALSE(latest.ok());
+  EXPECT_TRUE(crypto::IsMissingKeyRefusal(latest.status())) << latest.status().ToString();
+  EXPECT_NE(latest.status().message().find("agent-e (newest: sequence 2, key id " +
+                                           KeyFromSeed('a').id + ")"),
+            std::string::npos)
+      << latest.status().message();
+  // The plaintext one still reads by its sequence.
+  auto first = guard->GetBySequence("agent-e", 1);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(*first, plain.doc);
+}
+
+TEST_F(EncryptingStoreTest, GuardReadsPlaintextLatestAndItsRefusalIsNotOtherErrors) {
+  auto guard = Open(std::nullopt);
+  EXPECT_EQ(guard->GetLatestVerified("agent-e").status().code(), StatusCode::kNotFound);
+  SealedCheckpoint plain = SealedWithMarker("agent-e", 1);
+  ASSERT_TRUE(guard->Put(plain, {}).ok());
+  auto latest = guard->GetLatestVerified("agent-e");
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
   EXPECT_EQ(latest->checkpoint, plain.doc);
-  ASSERT_EQ(latest->skipped.size(), 1u);
+  EXPECT_FALSE(crypto::IsMissingKeyRefusal(FailedPreconditionError("lease held by another")));
+  EXPECT_FALSE(crypto::IsMissingKeyRefusal(
+      InvalidArgumentError("CKPT_ENCRYPTION_KEY_FILE: the store holds encrypted checkpoints")));
 }
 
 TEST_F(EncryptingStoreTest, WrapRefusesToStartWithoutKeyWhenEncryptedCheckpointsExist) {
@@ -246,6 +268,19 @@ TEST_F(EncryptingStoreTest, WrapRefusesToStartWithoutKeyWhenEncryptedCheckpoints
   EXPECT_NE(wrapped.status().message().find(KeyFromSeed('a').id), std::string::npos);
   // Another agent of the same store, with nothing encrypted, starts.
   EXPECT_TRUE(WrapStoreForEncryption(OpenInner(), "agent-f", "", "", &env_).ok());
+}
+
+TEST_F(EncryptingStoreTest, WrapWithoutCheckNowReadsNothingAndTheGuardRefusesAtTheFirstLoad) {
+  ASSERT_TRUE(Open(Keyring(KeyFromSeed('a'), {}))->Put(SealedWithMarker("agent-e", 1), {}).ok());
+  auto wrapped = WrapStoreForEncryption(OpenInner(), "agent-e", "", "", &env_, false);
+  ASSERT_TRUE(wrapped.ok()) << wrapped.status().ToString();
+  auto latest = (*wrapped)->GetLatestVerified("agent-e");
+  ASSERT_FALSE(latest.ok());
+  EXPECT_TRUE(crypto::IsMissingKeyRefusal(latest.status())) << latest.status().ToString();
+  // The same words as the refusal at open (docs/troubleshooting.md quotes them).
+  auto at_open = WrapStoreForEncryption(OpenInner(), "agent-e", "", "", &env_);
+  ASSERT_FALSE(at_open.ok());
+  EXPECT_EQ(at_open.status().message(), latest.status().message());
 }
 
 TEST_F(EncryptingStoreTest, WrapWithKeyFilesEncryptsAndBadSettingsAreClearErrors) {

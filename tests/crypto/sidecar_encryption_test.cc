@@ -114,5 +114,20 @@ TEST_F(SidecarEncryptionTest, MissingOrUnreadableKeyIsExitCode2) {
   EXPECT_EQ(context.body.find(kSecretMarker), std::string::npos);
 }
 
+// A standby (another sidecar holds the writer lease) without the key is refused at its start
+// too: it is not the writer yet, so it makes the check the writer makes when it loads.
+TEST_F(SidecarEncryptionTest, AStandbyWithoutKeyIsExitCode2) {
+  auto writer = StartSidecar({{"CKPT_ENCRYPTION_KEY_FILE", KeyFile('a')}});
+  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", ContextWithMarker()).status, 200);
+  CreateCheckpoint();
+  SidecarProcess standby(
+      SidecarEnv({{"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(PickFreePort())}}), dir_.path());
+  EXPECT_EQ(standby.Wait(10000), 2);
+  EXPECT_NE(standby.Stderr().find("encrypted checkpoints"), std::string::npos) << standby.Stderr();
+  // The writer was not disturbed.
+  EXPECT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", R"({"trigger":"manual"})").status, 201);
+  ASSERT_EQ(writer->Signal(SIGTERM), 0) << writer->Stderr();
+}
+
 }  // namespace
 }  // namespace agentckpt::testing
