@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -127,6 +128,33 @@ TEST_F(SidecarEncryptionTest, AStandbyWithoutKeyIsExitCode2) {
   // The writer was not disturbed.
   EXPECT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", R"({"trigger":"manual"})").status, 201);
   ASSERT_EQ(writer->Signal(SIGTERM), 0) << writer->Stderr();
+}
+
+// A standby that passed its start check while the newest checkpoint was plaintext, and gets the
+// lease after the writer (with the key) wrote encrypted ones: it refuses to become the writer,
+// says why and stops, and writes nothing.
+TEST_F(SidecarEncryptionTest, AStandbyThatGetsTheLeaseAfterEncryptionStopsWithoutWriting) {
+  {
+    auto plain = StartSidecar();
+    ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", ContextWithMarker()).status, 200);
+    CreateCheckpoint();
+    ASSERT_EQ(plain->Signal(SIGTERM), 0) << plain->Stderr();
+  }
+  auto writer = StartSidecar({{"CKPT_ENCRYPTION_KEY_FILE", KeyFile('a')}});
+  const int port2 = PickFreePort();
+  const std::string second_dir = dir_.path() + "/second";
+  std::filesystem::create_directories(second_dir);
+  SidecarProcess standby(SidecarEnv({{"CKPT_HTTP_ADDR", "127.0.0.1:" + std::to_string(port2)}}),
+                         second_dir);
+  ASSERT_TRUE(standby.WaitHealthy(port2)) << standby.Describe();
+  CreateCheckpoint();                                         // encrypted: now the newest
+  ASSERT_EQ(writer->Signal(SIGTERM), 0) << writer->Stderr();  // releases the lease
+  EXPECT_NE(standby.Wait(30000), -1) << standby.Describe();
+  EXPECT_NE(standby.Stdout().find("refusing to become the writer"), std::string::npos)
+      << standby.Describe();
+  auto latest = OpenTestStore()->GetLatestVerified(kProcAgent);
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  EXPECT_TRUE(latest->checkpoint.encrypted_context_summary.has_value());
 }
 
 }  // namespace
