@@ -143,13 +143,13 @@ StatusOr<std::unique_ptr<CheckpointStore>> WrapStoreForEncryption(
         "CKPT_ENCRYPTION_OLD_KEY_FILES: old keys are set but CKPT_ENCRYPTION_KEY_FILE is not "
         "(reading needs the keyring, writing needs a current key)");
   }
+  auto guard = std::make_unique<EncryptingStore>(std::move(store), std::nullopt, env);
   if (check_now) {
-    StatusOr<LatestVerified> latest = store->GetLatestVerified(agent_id);
-    if (latest.ok() && latest->checkpoint.encrypted_context_summary) {
-      return InvalidArgumentError(MissingKeyMessage(latest->checkpoint));
-    }
+    // The guard's own load decides; other errors of the store are left to later reads.
+    Status loaded = guard->GetLatestVerified(agent_id).status();
+    if (IsMissingKeyRefusal(loaded)) return InvalidArgumentError(loaded.message());
   }
-  return std::unique_ptr<CheckpointStore>(new EncryptingStore(std::move(store), std::nullopt, env));
+  return std::unique_ptr<CheckpointStore>(std::move(guard));
 }
 
 }  // namespace agentckpt::crypto
