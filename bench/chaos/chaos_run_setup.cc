@@ -2,8 +2,10 @@
 // emulator, the sidecar, the reference agent) and the settings they get.
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "bench/chaos/chaos_run.h"
 #include "bench/chaos/chaos_run_internal.h"
@@ -119,14 +121,19 @@ Status ChaosRun::Setup() {
     st = reference_agent::SetupInbox(nc, kStream, o_.agent_id, 3000);
     if (st.ok() && cluster()) {
       jsCtx* js = nullptr;
-      jsConsumerInfo* ci = nullptr;
       jsErrCode jerr = static_cast<jsErrCode>(0);
       natsStatus s = natsConnection_JetStream(&js, nc, nullptr);
-      if (s == NATS_OK) {
+      // Right after the creation a new consumer's info may not yet list exactly its two
+      // followers (a sanitizer run on a busy machine once saw three). Read it again until it
+      // does (bounded: 100 reads, 50 ms apart).
+      int peers = -1;
+      for (int attempt = 0; s == NATS_OK && peers != 2 && attempt < 100; ++attempt) {
+        if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        jsConsumerInfo* ci = nullptr;
         s = js_GetConsumerInfo(&ci, js, kStream, o_.agent_id.c_str(), nullptr, &jerr);
+        peers = s == NATS_OK && ci->Cluster != nullptr ? ci->Cluster->ReplicasLen : -1;
+        jsConsumerInfo_Destroy(ci);
       }
-      const int peers = s == NATS_OK && ci->Cluster != nullptr ? ci->Cluster->ReplicasLen : -1;
-      jsConsumerInfo_Destroy(ci);
       jsCtx_Destroy(js);
       if (peers != 2) {
         st = agentckpt::FailedPreconditionError("the inbox consumer is not R3 (" +
