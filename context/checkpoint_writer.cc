@@ -67,6 +67,11 @@ void CheckpointWriter::SetLease(const LeaseToken& lease) {
   lease_ = lease;
 }
 
+void CheckpointWriter::SetStandbyReason(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  standby_reason_ = reason;
+}
+
 void CheckpointWriter::Fence(const Status& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   if (fenced_.ok()) fenced_ = UnavailableError(reason.message());
@@ -76,7 +81,7 @@ Status CheckpointWriter::WriteGate() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!fenced_.ok()) return fenced_;
   if (require_lease_ && !lease_.has_value()) {
-    return UnavailableError("standby: this sidecar does not hold the writer lease yet");
+    return UnavailableError("standby: " + standby_reason_);
   }
   return OkStatus();
 }
@@ -190,7 +195,7 @@ StatusOr<WriteResult> CheckpointWriter::WriteTraced(TriggerReason trigger,
                                                     const std::string& request_task_id) {
   if (!fenced_.ok()) return fenced_;
   if (require_lease_ && !lease_.has_value()) {
-    return UnavailableError("standby: this sidecar does not hold the writer lease yet");
+    return UnavailableError("standby: " + standby_reason_);
   }
   int64_t start = env_->NowMonotonicMicros();
   // A consistent cut: the ack floor is read before the context is copied, so every message the

@@ -96,6 +96,9 @@ class CheckpointWriter {
   // "lease lost: ..." without touching the store. Thread-safe.
   void RequireLease(std::function<void(const Status&)> on_lost);
   void SetLease(const LeaseToken& lease);
+  // What the "standby: ..." refusals before SetLease say after "standby: " (by default "this
+  // sidecar does not hold the writer lease yet"). Thread-safe.
+  void SetStandbyReason(const std::string& reason);
   // Stops writing for good (e.g. a renewal found the lease taken over): later writes fail with
   // kUnavailable carrying `reason`.
   void Fence(const Status& reason);
@@ -128,6 +131,7 @@ class CheckpointWriter {
   bool closed_ = false;
   bool require_lease_ = false;
   std::optional<LeaseToken> lease_;
+  std::string standby_reason_ = "this sidecar does not hold the writer lease yet";
   Status fenced_;  // not OK once the lease was lost
   std::function<void(const Status&)> on_lease_lost_;
   std::function<void(int64_t)> on_journal_written_;

@@ -69,10 +69,15 @@ void JournalWriter::Activate(const std::optional<LeaseToken>& lease, const Journ
   active_ = true;
 }
 
+void JournalWriter::SetStandbyReason(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  standby_reason_ = reason;
+}
+
 Status JournalWriter::GateLocked() const {
   if (closed_) return UnavailableError("the sidecar is shutting down");
   if (!fenced_.ok()) return fenced_;
-  if (!active_) return UnavailableError("standby: this sidecar does not hold the writer lease");
+  if (!active_) return UnavailableError("standby: " + standby_reason_);
   if (!broken_.ok()) return broken_;
   return OkStatus();
 }
@@ -80,7 +85,7 @@ Status JournalWriter::GateLocked() const {
 Status JournalWriter::Serving() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!fenced_.ok()) return fenced_;
-  if (!active_) return UnavailableError("standby: this sidecar does not hold the writer lease");
+  if (!active_) return UnavailableError("standby: " + standby_reason_);
   return OkStatus();
 }
 

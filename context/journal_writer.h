@@ -78,6 +78,11 @@ class JournalWriter {
   void Activate(const std::optional<LeaseToken>& lease, const JournalPosition& head,
                 int64_t checkpoint_sequence, int64_t tail_bytes);
 
+  // What the "standby: ..." refusals before Activate say after "standby: " (by default "this
+  // sidecar does not hold the writer lease"), e.g. why a sidecar that holds the lease has not
+  // activated yet. Thread-safe.
+  void SetStandbyReason(const std::string& reason);
+
   // Called by ContextState under its lock for each request: with a non-empty `payload`, appends
   // an entry of `kind` to the pending group and returns the new head; with an empty payload (the
   // request changed nothing) returns the current head. kUnavailable "standby: ..." before
@@ -154,6 +159,7 @@ class JournalWriter {
   int64_t commits_ = 0;         // commits started
   int64_t commit_through_ = 0;  // the last sequence of the newest commit started
   bool active_ = false;
+  std::string standby_reason_ = "this sidecar does not hold the writer lease";
   bool closed_ = false;
   std::optional<LeaseToken> lease_;
   Status fenced_;  // kFailedPrecondition once the lease was lost

@@ -72,7 +72,7 @@ StatusOr<Lease> LeaseKeeper::TryAcquire() {
   return got;
 }
 
-void LeaseKeeper::Start(std::function<void(const Lease&)> on_acquired,
+void LeaseKeeper::Start(std::function<Status(const Lease&)> on_acquired,
                         std::function<void(const Status&)> on_lost) {
   std::lock_guard<std::mutex> lock(mu_);
   if (thread_.joinable() || stopping_) return;
@@ -87,9 +87,10 @@ bool LeaseKeeper::WaitMs(int64_t ms) {
   return !stopping_;
 }
 
-void LeaseKeeper::Loop(std::function<void(const Lease&)> on_acquired,
+void LeaseKeeper::Loop(std::function<Status(const Lease&)> on_acquired,
                        std::function<void(const Status&)> on_lost) {
   bool announced = false;
+  int64_t renew_due_us = 0;  // when the held lease is next renewed (monotonic)
   while (true) {
     if (!held()) {
       auto got = TryAcquire();
@@ -97,17 +98,29 @@ void LeaseKeeper::Loop(std::function<void(const Lease&)> on_acquired,
         if (!WaitMs(options_.retry_ms)) return;
         continue;
       }
+      announced = false;
+      renew_due_us = 0;
     }
+    if (renew_due_us == 0) renew_due_us = env_->NowMonotonicMicros() + options_.ttl_ms / 3 * 1000;
     if (!announced) {
-      announced = true;
       std::optional<Lease> lease;
       {
         std::lock_guard<std::mutex> lock(mu_);
         lease = lease_;
       }
-      if (on_acquired && lease) on_acquired(*lease);
+      Status taken_up = on_acquired && lease ? on_acquired(*lease) : OkStatus();
+      announced = taken_up.code() != StatusCode::kUnavailable;
+      std::lock_guard<std::mutex> lock(mu_);
+      detail_ = announced ? std::string() : taken_up.message();
     }
-    if (!WaitMs(options_.ttl_ms / 3)) return;
+    // Renewals keep their pace while the holder retries taking up its work.
+    const int64_t until_renewal_ms = (renew_due_us - env_->NowMonotonicMicros()) / 1000;
+    if (until_renewal_ms > 0 &&
+        !WaitMs(announced ? until_renewal_ms : std::min(options_.retry_ms, until_renewal_ms))) {
+      return;
+    }
+    if (env_->NowMonotonicMicros() < renew_due_us) continue;  // another try of on_acquired
+    renew_due_us = env_->NowMonotonicMicros() + options_.ttl_ms / 3 * 1000;
     LeaseToken token;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -116,7 +129,7 @@ void LeaseKeeper::Loop(std::function<void(const Lease&)> on_acquired,
     auto renewed = Renew(token);
     if (renewed.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
-      detail_.clear();
+      if (announced) detail_.clear();
       continue;
     }
     if (renewed.status().code() == StatusCode::kFailedPrecondition) {

@@ -56,7 +56,12 @@ class LeaseKeeper {
   StatusOr<Lease> TryAcquire();
 
   // Starts the thread (acquire loop unless TryAcquire already succeeded, then renewals).
-  void Start(std::function<void(const Lease&)> on_acquired,
+  // `on_acquired` runs on that thread once the lease is held. When it returns kUnavailable
+  // (the holder could not take up its work yet, e.g. the store did not answer), the keeper keeps
+  // the lease, renews it as usual and calls `on_acquired` again every retry_ms until it returns
+  // anything else; the latest kUnavailable message is the lease's "detail" meanwhile.
+  // `on_lost` runs once when a renewal finds the lease taken over.
+  void Start(std::function<Status(const Lease&)> on_acquired,
              std::function<void(const Status&)> on_lost);
 
   // Stops the thread; the lease is left to expire (see Release). Idempotent.
@@ -82,7 +87,7 @@ class LeaseKeeper {
   nlohmann::json Describe() const;
 
  private:
-  void Loop(std::function<void(const Lease&)> on_acquired,
+  void Loop(std::function<Status(const Lease&)> on_acquired,
             std::function<void(const Status&)> on_lost);
   bool WaitMs(int64_t ms);  // false when stopping
   // One renewal of `token`'s lease; on success the lease is stored and confirmed.

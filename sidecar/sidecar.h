@@ -43,7 +43,9 @@ class Sidecar {
   // subscribes to the control subjects and starts the periodic trigger and lease renewals.
   // When another sidecar holds the lease, starts on standby instead: the HTTP API answers
   // (readyz: "standby: lease held by ..."), checkpoint writes are refused, and the lease is
-  // retried until the holder releases it or it expires; then the seeding and restore run.
+  // retried until the holder releases it or it expires; then the seeding and restore run. With
+  // the lease but a store that fails the read of the agent's state, it keeps the lease, starts
+  // the API closed in the same way (saying why) and the lease keeper retries the seeding.
   // kUnavailable/kInvalidArgument if the HTTP address cannot be bound.
   Status Start();
 
@@ -69,7 +71,11 @@ class Sidecar {
   // With the lease held: seeds the context and runs the start-up restore. Once. kInvalidArgument
   // (nothing seeded, the writer stays closed) when the agent's newest checkpoint is encrypted
   // and no key is set (crypto::IsMissingKeyRefusal): the sidecar must not start.
+  // kUnavailable (nothing seeded, the writer stays closed, the lease is kept and the lease
+  // keeper calls again) when the newest checkpoint or the journal cannot be read.
   Status Activate(const Lease& lease);
+  // Activate's kUnavailable: says `what` failed and why (refusals, log), counts the attempt.
+  Status NotActivatedYet(const std::string& what, const std::string& reason);
   void OnLeaseLost(const Status& reason, bool from_renewal);
   void OnCreateRequest(const NatsRequest& req);
   void OnRestoreRequest(const NatsRequest& req);
@@ -106,6 +112,7 @@ class Sidecar {
   std::unique_ptr<ReadinessProbe> readiness_;  // /readyz, never behind the store
   std::mutex activate_mu_;
   bool activated_ = false;
+  int activation_failures_ = 0;  // guarded by activate_mu_
 
   std::mutex periodic_mu_;
   std::condition_variable periodic_cv_;

@@ -59,14 +59,31 @@ void Sidecar::OnLeaseLost(const Status& reason, bool from_renewal) {
            {{"agentId", config_.agent_id}, {"reason", reason.message()}});
 }
 
+Status Sidecar::NotActivatedYet(const std::string& what, const std::string& reason) {
+  ++activation_failures_;
+  const std::string message = "this sidecar holds the writer lease but " + what + " (" + reason +
+                              "); it takes up the agent's context once the store answers";
+  // The refusals of changes and checkpoints say why until then.
+  writer_->SetStandbyReason(message);
+  journal_->SetStandbyReason(message);
+  // Every failure while they are few, then at powers of two: a long outage does not flood.
+  const int n = activation_failures_;
+  if (n <= 3 || (n & (n - 1)) == 0) {
+    LogWarn("holding the writer lease without taking up the agent's context yet; retrying",
+            {{"agentId", config_.agent_id}, {"attempt", n}, {"what", what}, {"reason", reason}});
+  }
+  return UnavailableError(message);
+}
+
 Status Sidecar::Activate(const Lease& lease) {
   std::lock_guard<std::mutex> lock(activate_mu_);
   if (activated_) return OkStatus();
-  activated_ = true;
-  LogInfo("writer lease acquired", {{"agentId", config_.agent_id},
-                                    {"holder", lease.holder},
-                                    {"epoch", lease.epoch},
-                                    {"ttlS", config_.lease_ttl_s}});
+  if (activation_failures_ == 0) {
+    LogInfo("writer lease acquired", {{"agentId", config_.agent_id},
+                                      {"holder", lease.holder},
+                                      {"epoch", lease.epoch},
+                                      {"ttlS", config_.lease_ttl_s}});
+  }
   // One load serves both the context seed and the restore at start.
   const int64_t load_start = env_->NowMonotonicMicros();
   auto latest = store_->GetLatestVerified(config_.agent_id);
@@ -76,27 +93,36 @@ Status Sidecar::Activate(const Lease& lease) {
   }
   // The context continues from the checkpoint plus the journal after it (docs/journal.md). No
   // update was accepted before this point (standby refuses them), so nothing is overwritten.
+  // Without either the context would go back in time, and the next checkpoint would make that
+  // the agent's newest state: until both are read the sidecar stays out of the writer's seat
+  // (the lease keeper calls again). Only "the agent has no checkpoint" starts from empty.
   Checkpoint seed;
   seed.agent_id = config_.agent_id;
   if (latest.ok()) {
     seed = latest->checkpoint;
   } else if (latest.status().code() != StatusCode::kNotFound) {
-    LogWarn("cannot read the latest checkpoint", {{"reason", latest.status().ToString()}});
+    return NotActivatedYet("cannot read the agent's newest checkpoint", latest.status().ToString());
   }
   JournalLoad folded = FoldStoredJournal(store_.get(), &seed);
   if (!folded.error.empty()) {
-    // Without the journal the context would go back in time: stay out of the writer's seat.
-    LogError("cannot read the journal; the context is seeded from the checkpoint alone",
-             {{"reason", folded.error}});
+    return NotActivatedYet("cannot read the agent's journal", folded.error);
   }
   if (folded.fold.stopped) {
     // Entries after a damaged one are unusable: the journal continues above every stored
     // sequence, chained to the last good entry, from a checkpoint of the folded context (written
     // below), so the chain restarts on sound ground.
     auto stats = store_->GetJournalStats(config_.agent_id);
-    if (stats.ok() && stats->last_sequence > seed.journal->sequence) {
+    if (!stats.ok()) {
+      return NotActivatedYet("cannot read the journal's last sequence", stats.status().ToString());
+    }
+    if (stats->last_sequence > seed.journal->sequence) {
       seed.journal->sequence = stats->last_sequence;
     }
+  }
+  activated_ = true;
+  if (activation_failures_ > 0) {
+    LogInfo("the agent's context is taken up after failed attempts",
+            {{"agentId", config_.agent_id}, {"failedAttempts", activation_failures_}});
   }
   context_.Seed(seed);
   LogInfo("context seeded", {{"checkpointId", seed.checkpoint_id},
@@ -144,10 +170,11 @@ Status Sidecar::Start() {
   auto lease = lease_->TryAcquire();
   if (lease.ok()) {
     Status activated = Activate(*lease);
-    if (!activated.ok()) {
+    if (!activated.ok() && activated.code() != StatusCode::kUnavailable) {
       (void)lease_->Release();  // another sidecar, with the key, need not wait for its expiry
       return activated;
     }
+    // kUnavailable: the lease is kept and the lease keeper tries again (NotActivatedYet).
   } else {
     // Not the writer yet: the check the activation's load would have made, made now.
     auto latest = store_->GetLatestVerified(config_.agent_id);
@@ -188,13 +215,14 @@ Status Sidecar::Start() {
   lease_->Start(
       [this](const Lease& l) {
         Status activated = Activate(l);
-        if (activated.ok()) return;
+        if (activated.ok() || activated.code() == StatusCode::kUnavailable) return activated;
         // Encrypted since this standby started, and it has no key: it must not write. The same
         // exit as a refused start would be better, but this runs on the lease thread; a
         // shutdown request ends the process through its usual path.
         LogError("refusing to become the writer; shutting down",
                  {{"agentId", config_.agent_id}, {"reason", activated.message()}});
         ::kill(::getpid(), SIGTERM);
+        return activated;
       },
       [this](const Status& reason) { OnLeaseLost(reason, true); });
   // The tables are loaded by now (the restore at start counted with them, or the preload had the

@@ -178,5 +178,21 @@ TEST_F(FirestoreEmulatorTest, InjectedFaultsUseFirestoreErrorShapes) {
   EXPECT_GE((*stats)["drops"].get<int>(), 1);
 }
 
+TEST_F(FirestoreEmulatorTest, MatchedFaultsSpareEveryOtherRequest) {
+  ASSERT_EQ(Commit(json::array({Set("c/a", {{"n", {{"integerValue", "1"}}}})})).first, 200);
+  ASSERT_TRUE(emulator_->SetFaults({{"errorRate", 1.0}, {"match", "\"collectionId\":\"c\""}}).ok());
+  json query = {{"structuredQuery", {{"from", json::array({{{"collectionId", "c"}}})}}}};
+  ExpectError(Call("POST", kDb + ":runQuery", query), 503, "UNAVAILABLE");  // its body matches
+  EXPECT_EQ(Call("GET", kDb + "/c/a").first, 200);                          // neither path nor body
+  query["structuredQuery"]["from"][0]["collectionId"] = "d";
+  EXPECT_EQ(Call("POST", kDb + ":runQuery", query).first, 200);
+  // A path match; script entries, too, go to matching requests only.
+  ASSERT_TRUE(emulator_->SetFaults({{"script", {"error"}}, {"match", "/c/a"}}).ok());
+  EXPECT_EQ(Call("GET", kDb + "/c/b").first, 404);  // not matched: the script entry is kept
+  ExpectError(Call("GET", kDb + "/c/a"), 503, "UNAVAILABLE");
+  EXPECT_EQ(Call("GET", kDb + "/c/a").first, 200);  // the script is spent
+  ASSERT_TRUE(emulator_->SetFaults(json::object()).ok());
+}
+
 }  // namespace
 }  // namespace agentckpt::testing

@@ -6,6 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 #include "common/env.h"
 #include "common/fake_env.h"
 #include "store/sqlite/sqlite_store.h"
@@ -130,6 +135,74 @@ TEST_F(LeaseKeeperTest, ConfirmHeldRenewsOnlyPastItsWindowAndSeesATakeover) {
   Status lost = keeper.ConfirmHeld();
   EXPECT_EQ(lost.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(lost.message().rfind("lease lost", 0), 0u) << lost.ToString();
+}
+
+// Until `on_acquired` stops answering kUnavailable the keeper keeps the lease, renews it on its
+// usual schedule (time here is a fake clock the test moves), says why in the lease's detail and
+// calls again; once it succeeds it is not called again.
+TEST_F(LeaseKeeperTest, RetriesTakingUpTheWorkWhileRenewingTheLease) {
+  FakeEnv env;
+  LeaseKeeperOptions o = Options("pod-a/1", false);
+  o.ttl_ms = 3'000;  // renewed every 1 s (the keeper's waits are real, its schedule fake)
+  o.retry_ms = 10;
+  LeaseKeeper keeper(&env, store_.get(), o);
+  auto got = keeper.TryAcquire();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  std::mutex mu;
+  std::condition_variable cv;
+  int calls = 0;
+  bool store_answers = false;
+  keeper.Start(
+      [&](const Lease& lease) -> Status {
+        EXPECT_EQ(lease.epoch, got->epoch);
+        std::lock_guard<std::mutex> lock(mu);
+        ++calls;
+        cv.notify_all();
+        return store_answers ? OkStatus() : UnavailableError("cannot read the checkpoint");
+      },
+      [](const Status&) { ADD_FAILURE() << "the lease was lost"; });
+  // Bounded waits on the keeper's thread (real time only bounds them).
+  auto wait_for = [&](auto done) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(30), [&] { return done(); });
+  };
+  auto renewed_at = [&](int64_t now_ms) {
+    for (int i = 0; i < 3000; ++i) {
+      auto record = store_->GetAgent("agent-l");
+      if (record.ok() && record->lease_expires_at_ms == now_ms + o.ttl_ms) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_for([&] { return calls >= 3; }));
+  EXPECT_EQ(keeper.Describe().value("detail", ""), "cannot read the checkpoint");
+  EXPECT_EQ(keeper.Describe().value("state", ""), "held");
+  // The renewal comes due while the work is still not taken up: it is made all the same.
+  env.AdvanceMicros(1'100'000);
+  EXPECT_TRUE(renewed_at(env.NowUnixMillis()));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    store_answers = true;
+  }
+  bool detail_cleared = false;  // after the call that succeeds returns
+  for (int i = 0; i < 3000 && !detail_cleared; ++i) {
+    detail_cleared = !keeper.Describe().contains("detail");
+    if (!detail_cleared) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(detail_cleared) << keeper.Describe().dump();
+  int calls_when_done = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    calls_when_done = calls;
+  }
+  // Another renewal: the lease is still this keeper's, and the work is not taken up twice.
+  env.AdvanceMicros(1'100'000);
+  EXPECT_TRUE(renewed_at(env.NowUnixMillis()));
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(calls, calls_when_done);
+  EXPECT_EQ(
+      store_->AcquireLease("agent-l", "pod-b/2", o.ttl_ms, env.NowUnixMillis()).status().code(),
+      StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -53,7 +53,8 @@ void ReplyThenDrop(const http_request& request) {
 
 json FaultConfigToJson(const FaultConfig& f) {
   return {{"errorRate", f.error_rate}, {"errorStatus", f.error_status}, {"delayRate", f.delay_rate},
-          {"delayMs", f.delay_ms},     {"dropRate", f.drop_rate},       {"script", f.script}};
+          {"delayMs", f.delay_ms},     {"dropRate", f.drop_rate},       {"script", f.script},
+          {"match", f.match}};
 }
 
 StatusOr<FaultConfig> FaultConfigFromJson(const json& j) {
@@ -66,6 +67,7 @@ StatusOr<FaultConfig> FaultConfigFromJson(const json& j) {
     f.delay_ms = j.value("delayMs", 0);
     f.drop_rate = j.value("dropRate", 0.0);
     f.script = j.value("script", std::vector<std::string>());
+    f.match = j.value("match", std::string());
   } catch (const std::exception& e) {
     return InvalidArgumentError(std::string("fault config: ") + e.what());
   }
@@ -110,9 +112,13 @@ class EmulatorServer::Impl {
  private:
   enum class Fault { kNone, kError, kDelay, kDrop, kLateReply };
 
-  Fault Draw(FaultConfig* config) {
+  Fault Draw(const std::string& path, const std::string& body, FaultConfig* config) {
     std::lock_guard<std::mutex> lock(mu_);
     *config = faults_;
+    if (!faults_.match.empty() && path.find(faults_.match) == std::string::npos &&
+        body.find(faults_.match) == std::string::npos) {
+      return Fault::kNone;
+    }
     if (script_next_ < faults_.script.size()) {
       const std::string& entry = faults_.script[script_next_++];
       if (entry == "error") return Fault::kError;
@@ -151,8 +157,9 @@ class EmulatorServer::Impl {
 
   void HandleFirestore(http_request request, const std::string& method, const std::string& path) {
     requests_.fetch_add(1);
+    std::string body = request.extract_utf8string(true).get();
     FaultConfig config;
-    Fault fault = Draw(&config);
+    Fault fault = Draw(path, body, &config);
     if (fault == Fault::kError) {
       errors_.fetch_add(1);
       ReplyJson(
@@ -164,7 +171,6 @@ class EmulatorServer::Impl {
       delays_.fetch_add(1);
       std::this_thread::sleep_for(std::chrono::milliseconds(config.delay_ms));
     }
-    std::string body = request.extract_utf8string(true).get();
     RouteReply reply = routes_.Handle(method, path.substr(4), request.relative_uri().query(), body);
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -42,9 +42,14 @@ struct FaultConfig {
   int delay_ms = 0;
   double drop_rate = 0;
   std::vector<std::string> script;  // faults of the next requests, in order (see above)
+  // When set, only requests whose path or body contains it draw faults (script entries
+  // included); the others are served untouched. E.g. "\"collectionId\":\"snapshots\"" fails
+  // the checkpoint queries and spares the lease and the journal.
+  std::string match;
 };
 
-// FaultConfig <-> {"errorRate", "errorStatus", "delayRate", "delayMs", "dropRate", "script"};
+// FaultConfig <-> {"errorRate", "errorStatus", "delayRate", "delayMs", "dropRate", "script",
+// "match"};
 // kInvalidArgument for an unknown script entry.
 nlohmann::json FaultConfigToJson(const FaultConfig& f);
 StatusOr<FaultConfig> FaultConfigFromJson(const nlohmann::json& j);
