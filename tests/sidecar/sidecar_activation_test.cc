@@ -6,7 +6,9 @@
 #include <signal.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/firestore/emulator_process.h"
 #include "tests/sidecar/sidecar_test_env.h"
@@ -27,6 +29,22 @@ class SidecarActivationTest : public SidecarEnvTest {
     return {{"CKPT_STORE", "firestore://projects/activation/databases/(default)"},
             {"FIRESTORE_EMULATOR_HOST", emulator_.host_port()}};
   }
+  // Writes a checkpoint, then a change that only the journal holds, reads the acknowledged
+  // context into `acknowledged` and SIGKILLs the sidecar.
+  void WriteStateThenKill(HttpReply* acknowledged) {
+    auto first = StartSidecar(FirestoreEnv());
+    ASSERT_EQ(
+        HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
+        200);
+    ASSERT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
+    json changed = json::parse(FixtureContextBody("checkpoint-16k.json"));
+    changed["activeTask"]["title"] = "the task after the checkpoint, in the journal only";
+    ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", changed.dump()).status, 200);
+    *acknowledged = HttpCall(port_, "GET", "/v1/context");
+    ASSERT_EQ(acknowledged->status, 200);
+    ASSERT_NE(acknowledged->body.find("in the journal only"), std::string::npos);
+    EXPECT_EQ(first->Signal(SIGKILL), 128 + SIGKILL);
+  }
   // Polls /readyz (bounded: 600 polls 50 ms apart) until `done` accepts the reply; the last one.
   template <typename Done>
   HttpReply PollReady(Done done) {
@@ -43,17 +61,8 @@ class SidecarActivationTest : public SidecarEnvTest {
 
 TEST_F(SidecarActivationTest, AnUnreadableCheckpointKeepsTheWriterSeatClosedUntilItReads) {
   // The agent's state: a checkpoint, then a change that only the journal holds.
-  auto first = StartSidecar(FirestoreEnv());
-  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
-            200);
-  ASSERT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
-  json changed = json::parse(FixtureContextBody("checkpoint-16k.json"));
-  changed["activeTask"]["title"] = "the task after the checkpoint, in the journal only";
-  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", changed.dump()).status, 200);
-  const HttpReply acknowledged = HttpCall(port_, "GET", "/v1/context");
-  ASSERT_EQ(acknowledged.status, 200);
-  ASSERT_NE(acknowledged.body.find("in the journal only"), std::string::npos);
-  EXPECT_EQ(first->Signal(SIGKILL), 128 + SIGKILL);
+  HttpReply acknowledged;
+  ASSERT_NO_FATAL_FAILURE(WriteStateThenKill(&acknowledged));
 
   // Every checkpoint query fails (503, retried by the client until it gives up); the lease and
   // the journal are served.
@@ -72,7 +81,7 @@ TEST_F(SidecarActivationTest, AnUnreadableCheckpointKeepsTheWriterSeatClosedUnti
   EXPECT_EQ(json::parse(waiting.body)["lease"]["state"], "held") << waiting.body;
 
   // Meanwhile nothing is accepted, and nothing is written over the agent's state.
-  json other = changed;
+  json other = json::parse(FixtureContextBody("checkpoint-16k.json"));
   other["activeTask"]["title"] = "a change no writer may accept";
   const HttpReply put = HttpCall(port_, "PUT", "/v1/context", other.dump());
   EXPECT_EQ(put.status, 503) << put.body;
@@ -93,6 +102,29 @@ TEST_F(SidecarActivationTest, AnUnreadableCheckpointKeepsTheWriterSeatClosedUnti
   EXPECT_NE(log.find("holding the writer lease without taking up the agent's context yet"),
             std::string::npos)
       << log;
+  EXPECT_NE(log.find("the agent's context is taken up after failed attempts"), std::string::npos)
+      << log;
+  EXPECT_EQ(second->Signal(SIGTERM, 30000), 0) << second->Describe();
+}
+
+// The journal read fails instead: without it the context would go back to the checkpoint.
+// Scripted: the journal query of the lease takeover (its fence) passes, the next twelve journal
+// queries fail, which is more than one load's retries (10 requests).
+TEST_F(SidecarActivationTest, AnUnreadableJournalIsRetriedNotSkipped) {
+  HttpReply acknowledged;
+  ASSERT_NO_FATAL_FAILURE(WriteStateThenKill(&acknowledged));
+  std::vector<std::string> script = {"none"};
+  script.insert(script.end(), 12, "error");
+  ASSERT_TRUE(
+      emulator_.SetFaults({{"script", script}, {"match", "\"collectionId\":\"journal\""}}).ok());
+  auto second = StartSidecar(FirestoreEnv());
+  const HttpReply ready = PollReady([](const HttpReply& r) { return r.status == 200; });
+  ASSERT_EQ(ready.status, 200) << ready.body << second->Describe();
+  const HttpReply restored = HttpCall(port_, "GET", "/v1/context");
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  EXPECT_EQ(json::parse(restored.body), json::parse(acknowledged.body));
+  const std::string log = second->Stdout();
+  EXPECT_NE(log.find("\"what\":\"cannot read the agent's journal\""), std::string::npos) << log;
   EXPECT_NE(log.find("the agent's context is taken up after failed attempts"), std::string::npos)
       << log;
   EXPECT_EQ(second->Signal(SIGTERM, 30000), 0) << second->Describe();
