@@ -130,5 +130,37 @@ TEST_F(SidecarActivationTest, AnUnreadableJournalIsRetriedNotSkipped) {
   EXPECT_EQ(second->Signal(SIGTERM, 30000), 0) << second->Describe();
 }
 
+// SIGTERM while the state is still unreadable: the sidecar has nothing of the agent's to save
+// and must not write a pre_shutdown checkpoint of its empty context over the agent's state.
+TEST_F(SidecarActivationTest, ShutdownBeforeTheStateIsReadWritesNothing) {
+  HttpReply acknowledged;
+  ASSERT_NO_FATAL_FAILURE(WriteStateThenKill(&acknowledged));
+  ASSERT_TRUE(emulator_
+                  .SetFaults({{"errorRate", 1.0},
+                              {"errorStatus", 503},
+                              {"match", "\"collectionId\":\"snapshots\""}})
+                  .ok());
+  auto second = StartSidecar(FirestoreEnv());
+  const HttpReply waiting = PollReady([](const HttpReply& r) {
+    return r.body.find("cannot read the agent's newest checkpoint") != std::string::npos;
+  });
+  ASSERT_EQ(waiting.status, 503) << waiting.body << second->Describe();
+  EXPECT_EQ(second->Signal(SIGTERM, 30000), 0) << second->Describe();
+  const std::string log = second->Stdout();
+  EXPECT_NE(log.find("no pre_shutdown checkpoint: this sidecar is not the writer"),
+            std::string::npos)
+      << log;
+
+  // The next sidecar, with the store answering, finds the agent's state as acknowledged.
+  ASSERT_TRUE(emulator_.SetFaults(json::object()).ok());
+  auto third = StartSidecar(FirestoreEnv());
+  const HttpReply ready = PollReady([](const HttpReply& r) { return r.status == 200; });
+  ASSERT_EQ(ready.status, 200) << ready.body << third->Describe();
+  const HttpReply restored = HttpCall(port_, "GET", "/v1/context");
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  EXPECT_EQ(json::parse(restored.body), json::parse(acknowledged.body));
+  EXPECT_EQ(third->Signal(SIGTERM, 30000), 0) << third->Describe();
+}
+
 }  // namespace
 }  // namespace agentckpt::testing
