@@ -149,5 +149,25 @@ TEST_P(StoreContractTest, JournalIsFoldedIntoTheLatestCheckpointOnLoad) {
   EXPECT_EQ(cp.context_summary.completed_steps, 6);
 }
 
+// A sidecar takes up an agent's context only once the checkpoint and journal reads succeed
+// (docs/journal.md, "Fencing"): for an agent the store has never seen (only a lease, or not even
+// that) they must answer "none" (kNotFound, no entries), not an error, or it would never start.
+TEST_P(StoreContractTest, ANewAgentHasNoCheckpointAndAnEmptyJournal) {
+  STORE_EXPECT_CODE(store().GetLatestVerified("agent-new"), kNotFound);
+  Checkpoint fresh;
+  fresh.agent_id = "agent-new";
+  JournalLoad unseen = FoldStoredJournal(&store(), &fresh);
+  EXPECT_TRUE(unseen.error.empty()) << unseen.error;
+  EXPECT_EQ(unseen.fold.applied, 0);
+  (void)Take(store(), "pod-1/aa", kNow);  // kAgent: a lease, nothing else
+  STORE_EXPECT_CODE(other_handle().GetLatestVerified(kAgent), kNotFound);
+  Checkpoint leased;
+  leased.agent_id = kAgent;
+  JournalLoad load = FoldStoredJournal(&other_handle(), &leased);
+  EXPECT_TRUE(load.error.empty()) << load.error;
+  EXPECT_EQ(load.fold.applied, 0);
+  EXPECT_FALSE(load.fold.stopped) << load.fold.stop_reason;
+}
+
 }  // namespace
 }  // namespace agentckpt::testing
