@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +57,30 @@ class SidecarActivationTest : public SidecarEnvTest {
     }
     return r;
   }
+  // Fails every checkpoint query (503, retried by the client until it gives up; the lease and
+  // the journal are served), starts a sidecar and waits until /readyz says it cannot read the
+  // newest checkpoint (503).
+  void StartWithCheckpointQueriesFailing(std::unique_ptr<SidecarProcess>* sidecar,
+                                         HttpReply* waiting) {
+    ASSERT_TRUE(emulator_
+                    .SetFaults({{"errorRate", 1.0},
+                                {"errorStatus", 503},
+                                {"match", "\"collectionId\":\"snapshots\""}})
+                    .ok());
+    *sidecar = StartSidecar(FirestoreEnv());
+    *waiting = PollReady([](const HttpReply& r) {
+      return r.body.find("cannot read the agent's newest checkpoint") != std::string::npos;
+    });
+    ASSERT_EQ(waiting->status, 503) << waiting->body << (*sidecar)->Describe();
+  }
+  // Waits until `sidecar` is ready and checks that its context is the acknowledged one.
+  void ExpectReadyWithContext(SidecarProcess* sidecar, const HttpReply& acknowledged) {
+    const HttpReply ready = PollReady([](const HttpReply& r) { return r.status == 200; });
+    ASSERT_EQ(ready.status, 200) << ready.body << sidecar->Describe();
+    const HttpReply restored = HttpCall(port_, "GET", "/v1/context");
+    ASSERT_EQ(restored.status, 200) << restored.body;
+    EXPECT_EQ(json::parse(restored.body), json::parse(acknowledged.body));
+  }
   EmulatorProcess emulator_;
 };
 
@@ -64,18 +89,10 @@ TEST_F(SidecarActivationTest, AnUnreadableCheckpointKeepsTheWriterSeatClosedUnti
   HttpReply acknowledged;
   ASSERT_NO_FATAL_FAILURE(WriteStateThenKill(&acknowledged));
 
-  // Every checkpoint query fails (503, retried by the client until it gives up); the lease and
-  // the journal are served.
-  ASSERT_TRUE(emulator_
-                  .SetFaults({{"errorRate", 1.0},
-                              {"errorStatus", 503},
-                              {"match", "\"collectionId\":\"snapshots\""}})
-                  .ok());
-  auto second = StartSidecar(FirestoreEnv());
-  const HttpReply waiting = PollReady([](const HttpReply& r) {
-    return r.body.find("cannot read the agent's newest checkpoint") != std::string::npos;
-  });
-  ASSERT_EQ(waiting.status, 503) << waiting.body << second->Describe();
+  // Every checkpoint query fails; the lease and the journal are served.
+  std::unique_ptr<SidecarProcess> second;
+  HttpReply waiting;
+  ASSERT_NO_FATAL_FAILURE(StartWithCheckpointQueriesFailing(&second, &waiting));
   ASSERT_NE(waiting.body.find("cannot read the agent's newest checkpoint"), std::string::npos)
       << waiting.body << second->Describe();
   EXPECT_EQ(json::parse(waiting.body)["lease"]["state"], "held") << waiting.body;
@@ -93,11 +110,7 @@ TEST_F(SidecarActivationTest, AnUnreadableCheckpointKeepsTheWriterSeatClosedUnti
 
   // The store answers again: the context is the acknowledged one, journal included.
   ASSERT_TRUE(emulator_.SetFaults(json::object()).ok());
-  const HttpReply ready = PollReady([](const HttpReply& r) { return r.status == 200; });
-  ASSERT_EQ(ready.status, 200) << ready.body << second->Describe();
-  const HttpReply restored = HttpCall(port_, "GET", "/v1/context");
-  ASSERT_EQ(restored.status, 200) << restored.body;
-  EXPECT_EQ(json::parse(restored.body), json::parse(acknowledged.body));
+  ASSERT_NO_FATAL_FAILURE(ExpectReadyWithContext(second.get(), acknowledged));
   const std::string log = second->Stdout();
   EXPECT_NE(log.find("holding the writer lease without taking up the agent's context yet"),
             std::string::npos)
@@ -118,11 +131,7 @@ TEST_F(SidecarActivationTest, AnUnreadableJournalIsRetriedNotSkipped) {
   ASSERT_TRUE(
       emulator_.SetFaults({{"script", script}, {"match", "\"collectionId\":\"journal\""}}).ok());
   auto second = StartSidecar(FirestoreEnv());
-  const HttpReply ready = PollReady([](const HttpReply& r) { return r.status == 200; });
-  ASSERT_EQ(ready.status, 200) << ready.body << second->Describe();
-  const HttpReply restored = HttpCall(port_, "GET", "/v1/context");
-  ASSERT_EQ(restored.status, 200) << restored.body;
-  EXPECT_EQ(json::parse(restored.body), json::parse(acknowledged.body));
+  ASSERT_NO_FATAL_FAILURE(ExpectReadyWithContext(second.get(), acknowledged));
   const std::string log = second->Stdout();
   EXPECT_NE(log.find("\"what\":\"cannot read the agent's journal\""), std::string::npos) << log;
   EXPECT_NE(log.find("the agent's context is taken up after failed attempts"), std::string::npos)
@@ -135,16 +144,9 @@ TEST_F(SidecarActivationTest, AnUnreadableJournalIsRetriedNotSkipped) {
 TEST_F(SidecarActivationTest, ShutdownBeforeTheStateIsReadWritesNothing) {
   HttpReply acknowledged;
   ASSERT_NO_FATAL_FAILURE(WriteStateThenKill(&acknowledged));
-  ASSERT_TRUE(emulator_
-                  .SetFaults({{"errorRate", 1.0},
-                              {"errorStatus", 503},
-                              {"match", "\"collectionId\":\"snapshots\""}})
-                  .ok());
-  auto second = StartSidecar(FirestoreEnv());
-  const HttpReply waiting = PollReady([](const HttpReply& r) {
-    return r.body.find("cannot read the agent's newest checkpoint") != std::string::npos;
-  });
-  ASSERT_EQ(waiting.status, 503) << waiting.body << second->Describe();
+  std::unique_ptr<SidecarProcess> second;
+  HttpReply waiting;
+  ASSERT_NO_FATAL_FAILURE(StartWithCheckpointQueriesFailing(&second, &waiting));
   EXPECT_EQ(second->Signal(SIGTERM, 30000), 0) << second->Describe();
   const std::string log = second->Stdout();
   EXPECT_NE(log.find("no pre_shutdown checkpoint: this sidecar is not the writer"),
@@ -154,11 +156,7 @@ TEST_F(SidecarActivationTest, ShutdownBeforeTheStateIsReadWritesNothing) {
   // The next sidecar, with the store answering, finds the agent's state as acknowledged.
   ASSERT_TRUE(emulator_.SetFaults(json::object()).ok());
   auto third = StartSidecar(FirestoreEnv());
-  const HttpReply ready = PollReady([](const HttpReply& r) { return r.status == 200; });
-  ASSERT_EQ(ready.status, 200) << ready.body << third->Describe();
-  const HttpReply restored = HttpCall(port_, "GET", "/v1/context");
-  ASSERT_EQ(restored.status, 200) << restored.body;
-  EXPECT_EQ(json::parse(restored.body), json::parse(acknowledged.body));
+  ASSERT_NO_FATAL_FAILURE(ExpectReadyWithContext(third.get(), acknowledged));
   EXPECT_EQ(third->Signal(SIGTERM, 30000), 0) << third->Describe();
 }
 
