@@ -8,6 +8,7 @@
 
 #include "bench/chaos/chaos_run.h"
 #include "bench/chaos/chaos_run_internal.h"
+#include "bench/chaos/consumer_shift.h"
 #include "examples/reference_agent/sidecar_client.h"
 #include "examples/reference_agent/task_model.h"
 
@@ -30,6 +31,12 @@ json RestorePhases(const json& restored) {
   return phases;
 }
 }  // namespace
+
+std::string ChaosRun::AgentLastWords() {
+  if (agent_->running()) return "";
+  const std::string said = LastLogLine("agent", agent_inc_, "[agent]");
+  return said.empty() ? "" : ": " + said;
+}
 
 std::string ChaosRun::PreShutdownFromLog(const std::string& log_path) {
   std::ifstream in(log_path);
@@ -93,17 +100,9 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
     if (have_before) {
       auto after = obs_.Consumer(kNatsRetryMs);
       bool same = after.ok() && *after == before;
-      // Nothing delivered or acknowledged, only the ack floor lower, more messages pending or
-      // fewer counted as redelivered: no read-only restore does that (more messages would be
-      // inbox traffic, counted below), a consumer leader elected after a nats-server kill does
-      // (it counts redeliveries from its own copy of the state; seen: 1 -> 0 with nothing else
-      // changed, right after a server was killed during the restore).
-      const bool backward_only = after.ok() && after->delivered_stream == before.delivered_stream &&
-                                 after->num_redelivered <= before.num_redelivered &&
-                                 after->num_ack_pending == before.num_ack_pending &&
-                                 after->ack_floor_stream <= before.ack_floor_stream &&
-                                 after->num_pending >= before.num_pending;
-      if (!same && backward_only && cluster() &&
+      // More messages pending would be inbox traffic, counted below.
+      const bool failover_shift = after.ok() && IsFailoverShift(before, *after, confirmed_acks_);
+      if (!same && failover_shift && cluster() &&
           nodes_->EventWithin(kill_t_ - kNodeEventWindowMs, WallMillis())) {
         row->consumer_unchanged = "failover";
         row->consumer_shift = before.ToString() + " -> " + after->ToString();
@@ -124,7 +123,7 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
     Resume r;
     if (!StartAgent().ok() || !WaitResume(kRestoreWaitMs, &r)) {
       AddNote(row, "agent did not resume within 30 s (exit " + std::to_string(agent_->exit_code()) +
-                       ")");
+                       ")" + AgentLastWords());
     } else {
       const json& l = r.line;
       resumed_t = l.value("t", 0.0);
@@ -264,7 +263,7 @@ CycleRow ChaosRun::Cycle(int n) {
     row.run_ms = static_cast<int>(WallMillis() - t0);
     if (code != 128 + SIGKILL) {
       AddNote(&row, "agent did not crash at " + agent_crash_point_ + " (exit " +
-                        std::to_string(code) + ")");
+                        std::to_string(code) + ")" + AgentLastWords());
     }
   } else {
     row.run_ms =
@@ -272,7 +271,8 @@ CycleRow ChaosRun::Cycle(int n) {
         static_cast<int>(rng_() % static_cast<uint64_t>(o_.max_run_ms - o_.min_run_ms + 1));
     SleepMs(row.run_ms);  // the random moment of the crash
     if (!agent_->running())
-      AddNote(&row, "agent had exited with " + std::to_string(agent_->exit_code()));
+      AddNote(&row,
+              "agent had exited with " + std::to_string(agent_->exit_code()) + AgentLastWords());
   }
   if (!sidecar_->running()) {
     AddNote(&row, "sidecar had exited with " + std::to_string(sidecar_->exit_code()));

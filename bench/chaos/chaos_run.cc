@@ -49,6 +49,8 @@ void ChaosRun::DrainProbeLog() {
       step_time_[g] = t;
       last_global_ = g;
       last_global_t_ = t;
+    } else if (k == "acked") {
+      confirmed_acks_.insert(line.value("seq", uint64_t{0}));
     } else if (k == "ack") {
       acks_.push_back(Ack{t, line.value("journalSequence", int64_t{-1}),
                           line.value("global", int64_t{0}), line.value("what", "")});

@@ -113,6 +113,12 @@ class ChaosRun {
   agentckpt::Status FinalStoreCheck(nlohmann::json* out);
   std::map<std::string, std::string> SidecarEnv() const;
   std::string LogPath(const std::string& who, int incarnation) const;
+  // The last non-empty line of a process's log that contains `marker` ("" when none): what a
+  // process that exited early said last.
+  std::string LastLogLine(const std::string& who, int incarnation, const std::string& marker) const;
+  // ": <what the agent said last>" when the current agent has exited and said why (an agent that
+  // gives up writes an "[agent] ..." line); "" otherwise.
+  std::string AgentLastWords();
 
   ChaosOptions o_;
   std::mt19937_64 rng_;
@@ -151,6 +157,7 @@ class ChaosRun {
   std::map<std::string, double> ended_t_;  // key -> when its end was first acknowledged
   int sink_executions_ = 0, reexecuted_completed_ = 0, duplicates_total_ = 0;
   std::set<uint64_t> handled_seqs_;
+  std::set<uint64_t> confirmed_acks_;    // inbox sequences whose ack the server confirmed
   std::map<int64_t, double> step_time_;  // global step -> when it was last finished
   int64_t last_global_ = 0;
   double last_global_t_ = 0;

@@ -42,6 +42,16 @@ std::string ChaosRun::LogPath(const std::string& who, int incarnation) const {
   return work_ + "/logs/" + who + "-" + std::to_string(incarnation) + ".log";
 }
 
+std::string ChaosRun::LastLogLine(const std::string& who, int incarnation,
+                                  const std::string& marker) const {
+  std::ifstream log(LogPath(who, incarnation));
+  std::string line, last;
+  while (std::getline(log, line)) {
+    if (!line.empty() && line.find(marker) != std::string::npos) last = line;
+  }
+  return last;
+}
+
 std::map<std::string, std::string> ChaosRun::SidecarEnv() const {
   std::map<std::string, std::string> env = {
       {"AGENT_ID", o_.agent_id},
@@ -153,13 +163,9 @@ Status ChaosRun::Setup() {
   for (int i = 0; i < 1000 && client.Call("GET", "/healthz").status != 200; ++i) {
     if (!sidecar_->running()) {
       // E.g. a setting it refuses: its last log line says which.
-      std::ifstream log(LogPath("sidecar", sidecar_inc_));
-      std::string line, last;
-      while (std::getline(log, line)) {
-        if (!line.empty()) last = line;
-      }
       return agentckpt::UnavailableError("the sidecar exited at start with " +
-                                         std::to_string(sidecar_->exit_code()) + ": " + last);
+                                         std::to_string(sidecar_->exit_code()) + ": " +
+                                         LastLogLine("sidecar", sidecar_inc_, ""));
     }
     SleepMs(10);
   }

@@ -66,9 +66,10 @@ struct CycleRow {
   int replay_side_effects = 0;  // application-subject messages not from the agent or the feed
   int app_msgs_in_window = 0;   // all application-subject messages during the restore
   // Both-kill cycles: "yes" | "no" | "" (not measured) | "failover": on the cluster, a change no
-  // restore can make (delivered, redelivered and ack-pending the same; only the ack floor lower
-  // or more messages pending) while a nats-server had just been killed or restarted: a new
-  // consumer leader of nats-server 2.9 reports an older ack floor. Not counted as changed by the
+  // restore can make (nothing delivered; the ack floor lower, or raised only over acks the
+  // server had confirmed to the agent before the crash; more messages pending; fewer counted as
+  // redelivered) while a nats-server had just been killed or restarted: a new consumer leader of
+  // nats-server 2.9 counts from its own copy of the state. Not counted as changed by the
   // restore; the two states are in consumer_shift.
   std::string consumer_unchanged;
   std::string consumer_shift;

@@ -84,11 +84,22 @@ StatusOr<std::unique_ptr<AgentInbox>> AgentInbox::Open(const std::string& nats_u
   so.Stream = stream.c_str();
   so.Consumer = agent.c_str();
   std::string filter = InboxFilter(agent);
-  st = FromNats(
-      js_PullSubscribe(&in->sub_, in->js_, filter.c_str(), agent.c_str(), nullptr, &so, nullptr),
-      "bind to durable " + agent);
-  if (!st.ok()) return st;
-  return in;
+  // The bind asks the cluster for the consumer's info. While a nats-server is down its answer can
+  // be a timeout or "cluster not available" until the stream's and the consumer's leaders are
+  // elected again (a few seconds): the bind is tried again within the same deadline. The durable
+  // exists before any agent starts (SetupInbox), so a failure that lasts to the deadline is
+  // returned as it is.
+  for (;;) {
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s =
+        js_PullSubscribe(&in->sub_, in->js_, filter.c_str(), agent.c_str(), nullptr, &so, &jerr);
+    if (s == NATS_OK) return in;
+    st = FromNats(
+        s, "bind to durable " + agent +
+               (jerr != 0 ? " (JetStream error " + std::to_string(jerr) + ")" : std::string()));
+    if (std::chrono::steady_clock::now() > deadline) return st;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 AgentInbox::~AgentInbox() {

@@ -32,7 +32,10 @@ struct InboxMessage {
 
 class AgentInbox {
  public:
-  // Connects to `nats_url` (retrying up to `connect_timeout_ms`) and binds to the durable.
+  // Connects to `nats_url` and binds to the durable, trying both again until
+  // `connect_timeout_ms` has passed (a cluster electing leaders answers neither for a while).
+  // Returns the last failure then: kUnavailable for a server that cannot be reached or a timeout,
+  // kInternal otherwise.
   static agentckpt::StatusOr<std::unique_ptr<AgentInbox>> Open(const std::string& nats_url,
                                                                const std::string& stream,
                                                                const std::string& agent,

@@ -208,8 +208,12 @@ void ReferenceAgent::HandleInbox() {
   for (size_t i = 0; i < batch->size(); ++i) {
     InboxMessage& m = (*batch)[i];
     std::string key = "msg:" + std::to_string(m.stream_sequence);
+    const uint64_t seq = m.stream_sequence;
     Status st = WriteThroughLedger(m, key);
     if (st.ok()) st = inbox_->Ack(m);
+    // The server confirmed the ack (AckSync): a consumer leader elected later may still count
+    // the message as pending for a while (nats-server 2.9), which the harness must tell apart.
+    if (st.ok()) st = probe_->Append({{"k", "acked"}, {"key", key}, {"seq", seq}});
     if (!st.ok()) {
       std::fprintf(stderr, "[agent] %s: %s\n", key.c_str(), st.ToString().c_str());
       for (size_t j = i; j < batch->size(); ++j) AgentInbox::Release((*batch)[j]);

@@ -8,7 +8,8 @@
 // Line kinds ("k"): "start" (process start), "resume" (state restored, with the checkpoint used),
 // "work" (one task step finished: key "step:<task>:<step>"), "ack" (an update the sidecar
 // answered 2xx, with its journalSequence), "ended" (a write call whose end the ledger
-// acknowledged: key), "unknown" (a begin answered OUTCOME_UNKNOWN: key, and what the target
+// acknowledged: key), "acked" (an inbox message whose ack the server confirmed: key, seq, the
+// stream sequence), "unknown" (a begin answered OUTCOME_UNKNOWN: key, and what the target
 // system said), "crash" (the agent is about to SIGKILL itself at an injected point: key, point),
 // "stop" (clean exit on SIGTERM).
 //
