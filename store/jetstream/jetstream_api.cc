@@ -47,6 +47,14 @@ std::string Describe(const ApiError& e) {
   return e.description + " (" + std::to_string(e.code) + "/" + std::to_string(e.err_code) + ")";
 }
 
+// A stream the store checked when it opened is answered "not found": deleted since, most
+// likely. kUnavailable, never kNotFound, which readers would take for "nothing stored".
+Status StreamGone(const std::string& what, const ApiError& e) {
+  return UnavailableError(what + ": " + Describe(e) +
+                          "; the stream was there when the store opened: if it was deleted, "
+                          "`agentckpt setup-store` creates it again (its data is gone)");
+}
+
 }  // namespace
 
 std::string JsMessage::Header(const std::string& key) const {
@@ -124,8 +132,12 @@ StatusOr<std::string> JetStreamApi::Request(const std::string& subject, std::str
     last_error = NatsErrorDetail(s);
     const int64_t spent_ms = (env_->NowMonotonicMicros() - start) / 1000;
     if (spent_ms + backoff_ms > options_.retry_ms) {
+      const std::string hint = s == NATS_NO_RESPONDERS
+                                   ? " (no stream takes the subject, or JetStream is off: was a "
+                                     "stream deleted? `agentckpt setup-store` creates it again)"
+                                   : "";
       return UnavailableError("JetStream did not answer " + subject + " within " +
-                              std::to_string(options_.retry_ms) + " ms: " + last_error);
+                              std::to_string(options_.retry_ms) + " ms: " + last_error + hint);
     }
     env_->SleepForMicros(backoff_ms * 1000);
     backoff_ms = std::min<int64_t>(backoff_ms * 2, 500);
@@ -152,9 +164,7 @@ StatusOr<uint64_t> JetStreamApi::Publish(const std::string& subject, std::string
       if (e->err_code == kErrMessageTooLarge) {
         return ResourceExhaustedError("publish to " + subject + ": " + Describe(*e));
       }
-      if (e->err_code == kErrStreamNotFound) {
-        return NotFoundError("publish to " + subject + ": " + Describe(*e));
-      }
+      if (e->err_code == kErrStreamNotFound) return StreamGone("publish to " + subject, *e);
       // 503: the stream's group has no quorum right now; anything else is not going to change.
       const int64_t spent_ms = (env_->NowMonotonicMicros() - start) / 1000;
       if (e->code != 503 || spent_ms + backoff_ms > options_.retry_ms) {
@@ -179,9 +189,7 @@ StatusOr<std::optional<JsMessage>> JetStreamApi::MsgGet(const std::string& strea
     ASSIGN_OR_RETURN(json reply, ParseReply(text, "read from " + stream));
     if (auto e = ErrorOf(reply)) {
       if (e->err_code == kErrNoMessageFound) return std::optional<JsMessage>();
-      if (e->err_code == kErrStreamNotFound) {
-        return NotFoundError("stream " + stream + " does not exist");
-      }
+      if (e->err_code == kErrStreamNotFound) return StreamGone("read from " + stream, *e);
       const int64_t spent_ms = (env_->NowMonotonicMicros() - start) / 1000;
       if (e->code != 503 || spent_ms + backoff_ms > options_.retry_ms) {
         return UnavailableError("read from " + stream + ": " + Describe(*e));

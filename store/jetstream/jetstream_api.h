@@ -68,15 +68,18 @@ class JetStreamApi {
   // what makes a retry safe). With `expect_last_subject_seq` the server stores it only if the
   // subject's last message has that stream sequence (0: the subject has no message). Returns
   // the stream sequence. kAlreadyExists when the expectation failed (another writer got there),
-  // kResourceExhausted when the stream refuses the size, kNotFound when no stream captures the
-  // subject, kUnavailable when the cluster could not answer within retry_ms.
+  // kResourceExhausted when the stream refuses the size, kUnavailable when the cluster could not
+  // answer within retry_ms or answered that the stream is not found (see GetLast).
   StatusOr<uint64_t> Publish(const std::string& subject, std::string_view data,
                              const std::map<std::string, std::string>& headers,
                              const std::string& msg_id,
                              std::optional<uint64_t> expect_last_subject_seq);
 
-  // The last message of `subject` in `stream`; nullopt when the subject has none. kNotFound
-  // when the stream does not exist, kUnavailable.
+  // The last message of `subject` in `stream`; nullopt when the subject has none. kUnavailable
+  // when the cluster cannot answer, and when it answers that the stream is not found: the store
+  // checked every stream when it opened, so that answer means the stream was deleted since (an
+  // operator's act that `agentckpt setup-store` repairs) and is never "nothing stored" (which
+  // would make a restore start cold and hide the agent's checkpoints).
   StatusOr<std::optional<JsMessage>> GetLast(const std::string& stream, const std::string& subject);
   // The first message of `subject` at or after stream sequence `from`; nullopt when none.
   StatusOr<std::optional<JsMessage>> GetNext(const std::string& stream, uint64_t from,
