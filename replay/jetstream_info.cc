@@ -39,6 +39,8 @@ StatusOr<json> ApiReplyJson(natsMsg* reply, const std::string& what, int* api_er
                           " (JetStream error " + std::to_string(code) + ")";
     if (code == kStreamNotFound || code == kConsumerNotFound) return NotFoundError(message);
     if (code == kNotEnabled || code == kNotEnabledForAccount) return UnavailableError(message);
+    // Class 503: the cluster cannot answer now (no leader, no quorum); asking later can work.
+    if (JsonMemberOr(e, "code", 0) == 503) return UnavailableError(message);
     return FailedPreconditionError(message);
   }
   return j;

@@ -29,10 +29,10 @@ struct StreamState {
 };
 
 // The JSON of a JetStream API reply (`what` names the request in messages). kNotFound (stream or
-// consumer missing), kDeadlineExceeded (null `reply`), kUnavailable (no responder or JetStream
-// disabled),
-// kFailedPrecondition (any other API error; `api_error`, when given, receives its err_code),
-// kInternal (a reply that does not parse). A null `reply` means none came in time. Thread-safe.
+// consumer missing), kDeadlineExceeded (null `reply`), kUnavailable (no responder, JetStream
+// disabled, or an error of class 503: no leader or quorum now), kFailedPrecondition (any other
+// API error; `api_error`, when given, receives its err_code), kInternal (a reply that does not
+// parse). A null `reply` means none came in time. Thread-safe.
 StatusOr<nlohmann::json> ApiReplyJson(natsMsg* reply, const std::string& what,
                                       int* api_error = nullptr);
 
