@@ -32,6 +32,12 @@ json RestorePhases(const json& restored) {
 }
 }  // namespace
 
+std::string ChaosRun::SidecarLastError() {
+  std::string said = LastLogLine("sidecar", sidecar_inc_, "\"level\":\"error\"");
+  if (said.size() > 600) said = said.substr(0, 600) + "...";
+  return said.empty() ? "" : "; its last error: " + said;
+}
+
 std::string ChaosRun::AgentLastWords() {
   if (agent_->running()) return "";
   const std::string said = LastLogLine("agent", agent_inc_, "[agent]");
@@ -77,12 +83,14 @@ void ChaosRun::Restart(bool sidecar, bool agent, CycleRow* row) {
       idx = obs_.WaitFor(e0, ".checkpoint.restored", kRestoreWaitMs);
       if (idx < 0 && sidecar_->running()) break;  // up but no restore: do not hide it
       if (idx < 0) {
-        AddNote(row, "sidecar exited at start with " + std::to_string(sidecar_->exit_code()));
+        AddNote(row, "sidecar exited at start with " + std::to_string(sidecar_->exit_code()) +
+                         SidecarLastError());
         SleepMs(50);
       }
     }
     if (idx < 0) {
-      AddNote(row, "no checkpoint.restored within 30 s of the sidecar restart");
+      AddNote(row,
+              "no checkpoint.restored within 30 s of the sidecar restart" + SidecarLastError());
     } else {
       Observed e = obs_.at(static_cast<size_t>(idx));
       row->recovery_ms = e.t - t0;
@@ -275,7 +283,8 @@ CycleRow ChaosRun::Cycle(int n) {
               "agent had exited with " + std::to_string(agent_->exit_code()) + AgentLastWords());
   }
   if (!sidecar_->running()) {
-    AddNote(&row, "sidecar had exited with " + std::to_string(sidecar_->exit_code()));
+    AddNote(&row, "sidecar had exited with " + std::to_string(sidecar_->exit_code()) +
+                      SidecarLastError());
   }
   bool kill_agent = row.target != "sidecar", kill_sidecar = row.target != "agent";
   std::string pre_id;

@@ -119,6 +119,9 @@ class ChaosRun {
   // ": <what the agent said last>" when the current agent has exited and said why (an agent that
   // gives up writes an "[agent] ..." line); "" otherwise.
   std::string AgentLastWords();
+  // "; its last error: <log line>" with the current sidecar's last error-level log line, if any
+  // (cut at 600 characters); "" otherwise.
+  std::string SidecarLastError();
 
   ChaosOptions o_;
   std::mt19937_64 rng_;
