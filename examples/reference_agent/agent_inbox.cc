@@ -84,11 +84,11 @@ StatusOr<std::unique_ptr<AgentInbox>> AgentInbox::Open(const std::string& nats_u
   so.Stream = stream.c_str();
   so.Consumer = agent.c_str();
   std::string filter = InboxFilter(agent);
-  // The bind asks the cluster for the consumer's info. While a nats-server is down its answer can
-  // be a timeout or "cluster not available" until the stream's and the consumer's leaders are
-  // elected again (a few seconds): the bind is tried again within the same deadline. The durable
-  // exists before any agent starts (SetupInbox), so a failure that lasts to the deadline is
-  // returned as it is.
+  // The bind asks the cluster for the consumer's info. nats.c binds anyway when that request
+  // times out, but an error answer ends the bind, for example "JetStream cluster not available"
+  // while the consumer's replicas elect a leader. That passes in seconds, so the bind is tried
+  // again within the same deadline. The durable exists before any agent starts (SetupInbox): a
+  // failure that lasts to the deadline is returned as it is.
   for (;;) {
     jsErrCode jerr = static_cast<jsErrCode>(0);
     natsStatus s =
