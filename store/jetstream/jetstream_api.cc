@@ -47,12 +47,15 @@ std::string Describe(const ApiError& e) {
   return e.description + " (" + std::to_string(e.code) + "/" + std::to_string(e.err_code) + ")";
 }
 
+// The repair for a stream deleted while the store is open, for messages.
+constexpr char kRecreateStream[] = "`agentckpt setup-store` creates it again";
+
 // A stream the store checked when it opened is answered "not found": deleted since, most
 // likely. kUnavailable, never kNotFound, which readers would take for "nothing stored".
 Status StreamGone(const std::string& what, const ApiError& e) {
   return UnavailableError(what + ": " + Describe(e) +
-                          "; the stream was there when the store opened: if it was deleted, "
-                          "`agentckpt setup-store` creates it again (its data is gone)");
+                          "; the stream was there when the store opened: if it was deleted, " +
+                          kRecreateStream + " (its data is gone)");
 }
 
 }  // namespace
@@ -133,8 +136,9 @@ StatusOr<std::string> JetStreamApi::Request(const std::string& subject, std::str
     const int64_t spent_ms = (env_->NowMonotonicMicros() - start) / 1000;
     if (spent_ms + backoff_ms > options_.retry_ms) {
       const std::string hint = s == NATS_NO_RESPONDERS
-                                   ? " (no stream takes the subject, or JetStream is off: was a "
-                                     "stream deleted? `agentckpt setup-store` creates it again)"
+                                   ? std::string(" (no stream takes the subject, or JetStream is "
+                                                 "off: was a stream deleted? ") +
+                                         kRecreateStream + ")"
                                    : "";
       return UnavailableError("JetStream did not answer " + subject + " within " +
                               std::to_string(options_.retry_ms) + " ms: " + last_error + hint);
