@@ -21,9 +21,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -73,6 +76,36 @@ int RunBounded(const std::vector<std::string>& argv, const std::string& log, int
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// The last `lines` lines of the file at `path`.
+std::string Tail(const std::string& path, size_t lines) {
+  std::vector<std::string> kept;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    kept.push_back(std::move(line));
+    if (kept.size() > lines) kept.erase(kept.begin());
+  }
+  std::string out;
+  for (const std::string& l : kept) out += "    " + l + "\n";
+  return out;
+}
+
+// The tail of every log the harness kept (the agent's, the sidecar's and, on a cluster, each
+// nats-server's, of every cycle with an anomaly) under `logs_dir`. The run's directory is removed
+// with the test, so on a failure this output is all that is left of them.
+std::string KeptLogTails(const std::string& logs_dir) {
+  std::vector<std::string> paths;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(logs_dir, ec)) {
+    paths.push_back(entry.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  std::string out = "logs kept by the harness (" + std::to_string(paths.size()) + "):\n";
+  for (const std::string& path : paths) {
+    out += "  " + path.substr(logs_dir.size() + 1) + ", last lines:\n" + Tail(path, 25);
+  }
+  return out;
+}
+
 // Runs the harness with `args` (cycles, mode, store...) and checks every correctness target of
 // its summary; returns the summary.
 json RunAndCheckCorrectness(const std::vector<std::string>& args, int cycles, int timeout_s) {
@@ -93,7 +126,10 @@ json RunAndCheckCorrectness(const std::vector<std::string>& args, int cycles, in
   EXPECT_GE(code, 0) << "harness did not finish in time:\n" << output;
   json s = json::parse(ReadAll(out + "/summary.json"), nullptr, false);
   EXPECT_TRUE(s.is_object()) << output;
-  if (!s.is_object()) return json::object();
+  if (!s.is_object()) {
+    std::cerr << KeptLogTails(out + "/work/logs");
+    return json::object();
+  }
   EXPECT_EQ(code, 0) << output;
   EXPECT_EQ(s["cycles"], cycles);
   const json& t = s["targets"];
@@ -122,6 +158,7 @@ json RunAndCheckCorrectness(const std::vector<std::string>& args, int cycles, in
   EXPECT_GE(injected, cycles / 4) << ledger.dump();
   EXPECT_GT(ledger.value("sinkExecutions", 0), 0) << ledger.dump();
   EXPECT_GT(s["sidecarRecoveryMs"].value("n", 0), 0);
+  if (::testing::Test::HasFailure()) std::cerr << KeptLogTails(out + "/work/logs");
   return s;
 }
 
