@@ -226,20 +226,35 @@ class GateHandle:
     def decision(self, wait_seconds=60, timeout=None):
         """Blocks until the gate is decided and returns it; waits on the sidecar in rounds of
         wait_seconds (1-300). With timeout (seconds), returns the pending gate after it."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        rounds = max(1, min(int(wait_seconds), 300))
+        rounds = _DecisionRounds(wait_seconds, timeout)
         gate = self.gate
         while gate["state"] == "pending":
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return gate
-                rounds = max(1, min(rounds, int(left) + 1))
-            gate = self._client.get_gate(self.gate_id, wait_seconds=rounds)
+            seconds = rounds.next()
+            if seconds is None:
+                return gate
+            gate = self._client.get_gate(self.gate_id, wait_seconds=seconds)
         return gate
 
     def consume(self):
         return self._client.consume_gate(self.gate_id)
+
+
+class _DecisionRounds:
+    """The rounds of a gate's decision(): each waits at most wait_seconds (1-300) on the
+    sidecar, the last ones shortened to end near `timeout` (seconds, None for no end)."""
+
+    def __init__(self, wait_seconds, timeout):
+        self._deadline = None if timeout is None else time.monotonic() + timeout
+        self._seconds = max(1, min(int(wait_seconds), 300))
+
+    def next(self):
+        """How long the next round waits; None once the timeout has passed."""
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self._seconds = max(1, min(self._seconds, int(left) + 1))
+        return self._seconds
 
 
 def _json_encode(value):

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import unittest
 import urllib.request
 
 SOURCE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -202,3 +203,28 @@ class SidecarEnv:
         self.nats.stop()
         if not os.environ.get("AGENTCKPT_KEEP_TMP"):
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class SidecarTestCase(unittest.TestCase):
+    """A test class with one agent's environment and a started sidecar for all its tests:
+    cls.env, cls.sidecar, and cls.client made by make_client(url). Subclasses set AGENT_ID."""
+
+    AGENT_ID = "agent-sdk-py"
+
+    @classmethod
+    def make_client(cls, url):
+        raise NotImplementedError
+
+    @classmethod
+    def setUpClass(cls):
+        cls.env = SidecarEnv(cls.AGENT_ID)
+        try:
+            cls.sidecar = cls.env.start_sidecar()
+        except BaseException:
+            cls.env.close()
+            raise
+        cls.client = cls.make_client(cls.env.url)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.env.close()

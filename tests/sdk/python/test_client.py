@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "cl
 
 from agentckpt import (AgentCkptClient, AgentCkptError, OutcomeUnknownError,  # noqa: E402
                        RecordedFailureError, args_sha256)
-from harness import SidecarEnv, free_port  # noqa: E402
+from harness import SidecarTestCase, free_port  # noqa: E402
 
 
 def context(phase, steps=0):
@@ -29,20 +29,12 @@ def context(phase, steps=0):
     }
 
 
-class ClientTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.env = SidecarEnv("agent-sdk-py")
-        try:
-            cls.sidecar = cls.env.start_sidecar()
-        except BaseException:
-            cls.env.close()
-            raise
-        cls.client = AgentCkptClient(cls.env.url)
+class ClientTest(SidecarTestCase):
+    AGENT_ID = "agent-sdk-py"
 
     @classmethod
-    def tearDownClass(cls):
-        cls.env.close()
+    def make_client(cls, url):
+        return AgentCkptClient(url)
 
     def test_01_cold_restoration_and_probes(self):
         self.assertIsNone(self.client.restoration())
