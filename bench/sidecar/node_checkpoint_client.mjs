@@ -13,7 +13,7 @@
 // three thousand, with the sidecar's own time unchanged. A long-running agent is in the second
 // state; the first is what a process sees in its first seconds.
 // Usage: node node_checkpoint_client.mjs PORT CALLS [fetch|http] [STEADY_AFTER (default 5000)]
-// Prints one JSON line: {"calls", "transport", "steadyAfter", "clientMs": [...],
+// Prints one JSON line: {"node" (its version), "calls", "transport", "steadyAfter", "clientMs": [...],
 // "serverMs": [...], "healthzMs": [...], "steady": {"clientMs", "serverMs", "healthzMs"}}.
 import http from 'node:http';
 
@@ -113,6 +113,7 @@ const steady = await postOf(calls);
 const steadyHealthz = await getOf(calls);
 agent.destroy();
 console.log(JSON.stringify({
+  node: process.version,
   calls,
   transport,
   steadyAfter,

@@ -235,14 +235,16 @@ int main(int argc, char** argv) {
       continue;
     }
     const char* name = std::string(transport) == "fetch" ? "fetch" : "node:http";
-    std::printf("Node client, %s (keep-alive), %d calls after 20 warm-up calls (a fresh process)\n",
-                name, calls);
+    const std::string node = j->value("node", std::string("node ?"));
+    std::printf(
+        "Node client (%s), %s (keep-alive), %d calls after 20 warm-up calls (a fresh process)\n",
+        node.c_str(), name, calls);
     PrintNodeWindow(*j);
     if (j->contains("steady")) {
       std::printf(
-          "Node client, %s (keep-alive), %d calls after %d calls of the same process "
+          "Node client (%s), %s (keep-alive), %d calls after %d calls of the same process "
           "(steady state)\n",
-          name, calls, j->value("steadyAfter", 0));
+          node.c_str(), name, calls, j->value("steadyAfter", 0));
       PrintNodeWindow((*j)["steady"]);
     }
     TimeSplit split_node = TimeSplit::Read(port);
