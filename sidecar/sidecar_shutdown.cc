@@ -115,8 +115,10 @@ Status Sidecar::Shutdown() {
   const int64_t flush_ms = std::max<int64_t>(1, std::min<int64_t>(1000, left_ms / 2));
   Status flushed = nats_->Flush(static_cast<int>(flush_ms));
   if (!flushed.ok()) {
-    LogWarn("nats flush at shutdown failed; buffered events are lost",
-            {{"reason", flushed.ToString()}, {"bufferedBytes", nats_->BufferedBytes()}});
+    const auto buffered = nats_->BufferedBytes();
+    LogWarn(buffered > 0 ? "nats flush at shutdown failed; buffered events are lost"
+                         : "nats flush at shutdown failed; no events were waiting in its buffer",
+            {{"reason", flushed.ToString()}, {"bufferedBytes", buffered}});
   }
   // Not closed: the process exits next (see HttpServer::Drain).
   http_->Drain(std::min<int64_t>(2000, std::max<int64_t>(0, budget_ms - 300 - elapsed_ms())));

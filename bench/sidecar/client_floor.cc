@@ -1,6 +1,7 @@
 #include "bench/sidecar/client_floor.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "http/http_handler.h"
 #include "http/http_server.h"
@@ -57,8 +58,10 @@ int ZeroWorkServer::port() const { return parts_->server.port(); }
 
 std::optional<nlohmann::json> RunNodeClient(const std::string& bench_dir, int port, int calls,
                                             const std::string& transport, std::string* why) {
-  std::string cmd = "node '" + bench_dir + "/node_checkpoint_client.mjs' " + std::to_string(port) +
-                    " " + std::to_string(calls) + " " + transport + " 2>&1";
+  const char* flags = std::getenv("AGENTCKPT_BENCH_NODE_FLAGS");
+  std::string cmd = std::string("node ") + (flags != nullptr ? flags : "") + " '" + bench_dir +
+                    "/node_checkpoint_client.mjs' " + std::to_string(port) + " " +
+                    std::to_string(calls) + " " + transport + " 2>&1";
   FILE* node = ::popen(cmd.c_str(), "r");
   if (node == nullptr) {
     *why = "cannot start node";

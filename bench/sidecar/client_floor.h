@@ -32,7 +32,9 @@ class ZeroWorkServer {
 
 // Runs bench/sidecar/node_checkpoint_client.mjs (in `bench_dir`) against 127.0.0.1:`port` with
 // `calls` calls over `transport` ("fetch" or "http") and returns its JSON line; nullopt, with
-// the reason in `*why`, when node is not on PATH or the client fails.
+// the reason in `*why`, when node is not on PATH or the client fails. Node flags in the
+// environment variable AGENTCKPT_BENCH_NODE_FLAGS (for example --no-opt) go before the script;
+// the client reports them as "execArgv".
 std::optional<nlohmann::json> RunNodeClient(const std::string& bench_dir, int port, int calls,
                                             const std::string& transport, std::string* why);
 

@@ -12,10 +12,15 @@
 // went from p50 0.34 / p99 4.2 ms in the first thousand calls to p50 0.08 / p99 0.5-0.9 ms after
 // three thousand, with the sidecar's own time unchanged. A long-running agent is in the second
 // state; the first is what a process sees in its first seconds.
-// Usage: node node_checkpoint_client.mjs PORT CALLS [fetch|http] [STEADY_AFTER (default 5000)]
-// Prints one JSON line: {"node" (its version), "calls", "transport", "steadyAfter", "clientMs": [...],
-// "serverMs": [...], "healthzMs": [...], "steady": {"clientMs", "serverMs", "healthzMs"}}.
+// The client's own garbage collector is watched too (perf_hooks 'gc' entries, V8's own timing of
+// each pause): for every timed POST, how many milliseconds of the client's GC pauses fell inside
+// its round trip.
+// Usage: node [node flags] node_checkpoint_client.mjs PORT CALLS [fetch|http] [STEADY_AFTER (default 5000)]
+// Prints one JSON line: {"node" (its version), "execArgv" (node flags), "calls", "transport",
+// "steadyAfter", "clientMs": [...], "clientGcMs": [...], "serverMs": [...], "healthzMs": [...],
+// "steady": {"clientMs", "clientGcMs", "serverMs", "healthzMs"}}.
 import http from 'node:http';
+import {PerformanceObserver} from 'node:perf_hooks';
 
 const [port, callsArg, transportArg, steadyArg] = process.argv.slice(2);
 const calls = Number(callsArg ?? 1000);
@@ -29,6 +34,10 @@ const url = `http://127.0.0.1:${port}/v1/checkpoints`;
 const healthzUrl = `http://127.0.0.1:${port}/healthz`;
 const payload = '{"trigger":"manual"}';
 const agent = new http.Agent({keepAlive: true, maxSockets: 1});
+const gcPauses = [];  // [start, end] of each of this process's GC pauses, performance.now() ms
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcPauses.push([e.startTime, e.startTime + e.duration]);
+}).observe({entryTypes: ['gc']});
 
 async function postWithFetch() {
   const res = await fetch(url, {
@@ -79,22 +88,30 @@ function getWithHttp() {
 const post = transport === 'fetch' ? postWithFetch : postWithHttp;
 const get = transport === 'fetch' ? getWithFetch : getWithHttp;
 // Makes `count` calls of `call`, checks each status against `want`, and returns the round trips
-// (ms) and, when `withServerMs`, the sidecar's durationMs of each.
+// (ms), the [start, end] of each, and, when `withServerMs`, the sidecar's durationMs of each.
 async function timeCalls(count, call, want, what, withServerMs) {
   const clientMs = [];
+  const spans = [];
   const serverMs = [];
   for (let i = 0; i < count; i++) {
-    const start = process.hrtime.bigint();
+    const start = performance.now();
     const {status, body} = await call();
-    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    const end = performance.now();
     if (status !== want) {
       console.error(`${what} ${i}: HTTP ${status} ${JSON.stringify(body)}`);
       process.exit(1);
     }
-    clientMs.push(ms);
+    clientMs.push(end - start);
+    spans.push([start, end]);
     if (withServerMs) serverMs.push(body.durationMs);
   }
-  return {clientMs, serverMs};
+  return {clientMs, spans, serverMs};
+}
+
+// For each [start, end], the milliseconds of this process's GC pauses inside it.
+function gcInside(spans) {
+  return spans.map(([start, end]) => gcPauses.reduce(
+      (sum, [gs, ge]) => sum + Math.max(0, Math.min(end, ge) - Math.max(start, gs)), 0));
 }
 
 const postOf = (n) => timeCalls(n, post, 201, 'POST /v1/checkpoints', true);
@@ -112,13 +129,21 @@ for (let i = made; i < steadyAfter; i += 2) {
 const steady = await postOf(calls);
 const steadyHealthz = await getOf(calls);
 agent.destroy();
+await new Promise((resolve) => setTimeout(resolve, 20));  // the last GC entries are delivered
 console.log(JSON.stringify({
   node: process.version,
+  execArgv: process.execArgv,
   calls,
   transport,
   steadyAfter,
   clientMs: first.clientMs,
+  clientGcMs: gcInside(first.spans),
   serverMs: first.serverMs,
   healthzMs: firstHealthz.clientMs,
-  steady: {clientMs: steady.clientMs, serverMs: steady.serverMs, healthzMs: steadyHealthz.clientMs},
+  steady: {
+    clientMs: steady.clientMs,
+    clientGcMs: gcInside(steady.spans),
+    serverMs: steady.serverMs,
+    healthzMs: steadyHealthz.clientMs,
+  },
 }));

@@ -10,11 +10,14 @@
 //      work): the client's own share of a round trip. Each Node client is timed twice: in its
 //      first calls (a fresh process, whose JIT compiler is still at work on the client's and
 //      undici's code and competes with the sidecar for the cores) and after 5,000 calls (the
-//      steady state of a long-running agent); node_checkpoint_client.mjs says why. After each
+//      steady state of a long-running agent); node_checkpoint_client.mjs says why. For each window
+//      the client also reports its own GC pauses inside its round trips. After each
 //      Node client, the same client against a zero-work server (client_floor.h): what the client
 //      and the transport cost by themselves, in the same run.
 //   2. Idle: resident set size and CPU time used over a few seconds with no requests.
 // Usage: sidecar_http_bench [calls] [idle_seconds]
+// AGENTCKPT_BENCH_NODE_FLAGS passes node flags to the Node client (client_floor.h); the report
+// names them next to the client's version.
 #include <cpprest/http_client.h>
 #include <signal.h>
 #include <unistd.h>
@@ -129,11 +132,34 @@ struct TimeSplit {
   }
 };
 
+// How much of a window's tail the client's own garbage collector explains: how many POSTs had one
+// of the client's GC pauses inside their round trip, how many of the calls over 5 ms did, and the
+// p99 of the calls with none (a diagnostic, not a target figure: it leaves calls out).
+void PrintClientGc(const std::vector<double>& client_ms, const std::vector<double>& gc_ms) {
+  if (gc_ms.size() != client_ms.size()) return;
+  size_t with_gc = 0, over = 0, over_with_gc = 0;
+  std::vector<double> without_gc;
+  for (size_t i = 0; i < client_ms.size(); ++i) {
+    bool gc = gc_ms[i] > 0;
+    with_gc += gc ? 1 : 0;
+    over += client_ms[i] > 5.0 ? 1 : 0;
+    over_with_gc += (client_ms[i] > 5.0 && gc) ? 1 : 0;
+    if (!gc) without_gc.push_back(client_ms[i]);
+  }
+  std::printf(
+      "  the client's own GC pauses: inside %zu of the %zu round trips; %zu of the %zu over 5 ms "
+      "had one inside; p99 of the round trips with none: %.3f ms\n",
+      with_gc, client_ms.size(), over_with_gc, over,
+      without_gc.empty() ? 0.0 : Percentile(without_gc, 0.99));
+}
+
 // One window of the Node client's output: its POST round trips, the sidecar's durationMs of
-// each, and the same client's GET /healthz round trips.
+// each, the client's GC pauses inside them, and the same client's GET /healthz round trips.
 void PrintNodeWindow(const nlohmann::json& w) {
-  PrintLatencies(w["clientMs"].get<std::vector<double>>(),
-                 w["serverMs"].get<std::vector<double>>());
+  std::vector<double> client_ms = w["clientMs"].get<std::vector<double>>();
+  PrintLatencies(client_ms, w["serverMs"].get<std::vector<double>>());
+  if (w.contains("clientGcMs"))
+    PrintClientGc(client_ms, w["clientGcMs"].get<std::vector<double>>());
   if (w.contains("healthzMs") && !w["healthzMs"].empty()) {
     std::vector<double> healthz = w["healthzMs"].get<std::vector<double>>();
     std::printf(
@@ -235,7 +261,12 @@ int main(int argc, char** argv) {
       continue;
     }
     const char* name = std::string(transport) == "fetch" ? "fetch" : "node:http";
-    const std::string node = j->value("node", std::string("node ?"));
+    std::string node = j->value("node", std::string("node ?"));
+    if (j->contains("execArgv") && !(*j)["execArgv"].empty()) {
+      node += ", node flags";
+      for (const auto& flag : (*j)["execArgv"]) node += " " + flag.get<std::string>();
+      node += ": not Node's defaults";
+    }
     std::printf(
         "Node client (%s), %s (keep-alive), %d calls after 20 warm-up calls (a fresh process)\n",
         node.c_str(), name, calls);
@@ -279,7 +310,7 @@ int main(int argc, char** argv) {
       static_cast<double>(ticks_after - ticks_before) / static_cast<double>(sysconf(_SC_CLK_TCK));
   std::printf("idle after the run: RSS %.1f MB, CPU %.3f s over %d s (%.2f%%)\n",
               static_cast<double>(ResidentSetKb(sidecar.pid())) / 1024.0, cpu_s, idle_s,
-              100.0 * cpu_s / idle_s);
+              idle_s > 0 ? 100.0 * cpu_s / idle_s : 0.0);
 
   // A fresh sidecar that has only started (no context yet), for the idle baseline.
   int port2 = PickFreePort();
@@ -297,7 +328,7 @@ int main(int argc, char** argv) {
     double s = static_cast<double>(t1 - t0) / static_cast<double>(sysconf(_SC_CLK_TCK));
     std::printf("idle fresh sidecar: RSS %.1f MB, CPU %.3f s over %d s (%.2f%%)\n",
                 static_cast<double>(ResidentSetKb(fresh.pid())) / 1024.0, s, idle_s,
-                100.0 * s / idle_s);
+                idle_s > 0 ? 100.0 * s / idle_s : 0.0);
   }
   fresh.Signal(SIGTERM);
   sidecar.Signal(SIGTERM);
