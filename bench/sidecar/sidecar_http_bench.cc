@@ -178,6 +178,17 @@ void PrintClientOnly(const char* what, const nlohmann::json& ms_json) {
               Percentile(ms, 0.50), Percentile(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
 }
 
+// One idle line: the resident set and, when there was an idle window, the CPU used over it.
+void PrintIdle(const char* what, long rss_kb, double cpu_s, int idle_s) {
+  if (idle_s <= 0) {
+    std::printf("%s: RSS %.1f MB, CPU not measured (0 idle seconds)\n", what,
+                static_cast<double>(rss_kb) / 1024.0);
+    return;
+  }
+  std::printf("%s: RSS %.1f MB, CPU %.3f s over %d s (%.2f%%)\n", what,
+              static_cast<double>(rss_kb) / 1024.0, cpu_s, idle_s, 100.0 * cpu_s / idle_s);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -308,9 +319,7 @@ int main(int argc, char** argv) {
   long ticks_after = CpuTicks(sidecar.pid());
   double cpu_s =
       static_cast<double>(ticks_after - ticks_before) / static_cast<double>(sysconf(_SC_CLK_TCK));
-  std::printf("idle after the run: RSS %.1f MB, CPU %.3f s over %d s (%.2f%%)\n",
-              static_cast<double>(ResidentSetKb(sidecar.pid())) / 1024.0, cpu_s, idle_s,
-              idle_s > 0 ? 100.0 * cpu_s / idle_s : 0.0);
+  PrintIdle("idle after the run", ResidentSetKb(sidecar.pid()), cpu_s, idle_s);
 
   // A fresh sidecar that has only started (no context yet), for the idle baseline.
   int port2 = PickFreePort();
@@ -326,9 +335,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(idle_s));
     long t1 = CpuTicks(fresh.pid());
     double s = static_cast<double>(t1 - t0) / static_cast<double>(sysconf(_SC_CLK_TCK));
-    std::printf("idle fresh sidecar: RSS %.1f MB, CPU %.3f s over %d s (%.2f%%)\n",
-                static_cast<double>(ResidentSetKb(fresh.pid())) / 1024.0, s, idle_s,
-                idle_s > 0 ? 100.0 * s / idle_s : 0.0);
+    PrintIdle("idle fresh sidecar", ResidentSetKb(fresh.pid()), s, idle_s);
   }
   fresh.Signal(SIGTERM);
   sidecar.Signal(SIGTERM);
