@@ -4,7 +4,8 @@ The same methods as AgentCkptClient, as coroutines. Each request runs the blocki
 in a worker thread (asyncio.to_thread: the loop's default executor), so the event loop keeps
 running while the sidecar answers, a gate is waited for, or a checkpoint is made durable. Standard
 library only, like the blocking client: Python has no asynchronous HTTP client of its own, and
-the sidecar is on localhost, where a thread per request in flight costs little. Each request in
+the sidecar is on localhost, where a thread per request in flight costs little. Each worker
+thread keeps its own connection to the sidecar (the blocking client's transport). Each request in
 flight holds one thread of the default executor (min(32, CPUs + 4) threads unless the loop is
 given another), a gate's decision() one per round of waiting.
 
@@ -52,6 +53,18 @@ class AsyncAgentCkptClient:
     @property
     def base_url(self):
         return self.blocking.base_url
+
+    async def aclose(self):
+        """Closes the connections of the worker threads (AgentCkptClient.close); a later call
+        opens a new one. Also `async with AsyncAgentCkptClient(...) as ckpt:`."""
+        self.blocking.close()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.aclose()
+        return False
 
     async def gate(self, reason, *args, **kwargs):
         """request_gate, then an AsyncGateHandle: await handle.decision()."""

@@ -1,17 +1,17 @@
 """AgentCkptClient: one method per endpoint of the sidecar's local HTTP API (docs/http-api.md),
 plus effect() (function, decorator, context manager), gate() and restoration(). Standard
-library only (urllib). Bodies are plain dicts with the API's field names."""
+library only (http.client, one kept-alive connection per thread, no proxy: transport.py).
+Bodies are plain dicts with the API's field names."""
 
 import functools
 import hashlib
 import json
 import os
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 
 from .errors import AgentCkptError, RecordedFailureError, error_from_reply
+from .transport import ConnectionPerThread, TransportError
 
 _UNSET = object()
 
@@ -28,13 +28,27 @@ def args_sha256(*args, **kwargs):
 
 
 class AgentCkptClient:
-    """A client of one sidecar. Thread-safe: each call is its own HTTP request."""
+    """A client of one sidecar. Thread-safe: each thread sends its requests on a kept-alive
+    connection of its own. Connects directly: http_proxy/HTTP_PROXY are not used. Usable as a
+    context manager; close() (or leaving the `with` block) closes the connections."""
 
     def __init__(self, base_url=None, token=None, timeout=30.0):
         base = base_url or os.environ.get("AGENTCKPT_URL") or "http://127.0.0.1:8787"
         self.base_url = base.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self._transport = ConnectionPerThread(self.base_url)
+
+    def close(self):
+        """Closes the client's connections; a later call opens a new one."""
+        self._transport.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
     # ---- probes ----
 
@@ -186,20 +200,17 @@ class AgentCkptClient:
 
     def _raw(self, method, path, body=None, content_type="application/json", timeout=None):
         data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(self.base_url + path, data=data, method=method)
-        req.add_header("Accept", "application/json")
+        headers = {"Accept": "application/json"}
         if data is not None:
-            req.add_header("Content-Type", content_type)
+            headers["Content-Type"] = content_type
         if self.token:
-            req.add_header("Authorization", f"Bearer {self.token}")
+            headers["Authorization"] = f"Bearer {self.token}"
         try:
-            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as res:
-                status, raw = res.status, res.read()
-        except urllib.error.HTTPError as e:
-            status, raw = e.code, e.read()
-        except (urllib.error.URLError, OSError) as e:
-            reason = getattr(e, "reason", e)
-            raise AgentCkptError(0, "UNREACHABLE", f"{method} {path}: {reason}") from e
+            status, raw = self._transport.request(method, path, data, headers,
+                                                  timeout or self.timeout)
+        except TransportError as e:
+            raise AgentCkptError(0, "UNREACHABLE",
+                                 f"{method} {self.base_url}{path}: {e}") from e
         text = raw.decode("utf-8", errors="replace")
         try:
             parsed = json.loads(text) if text else None

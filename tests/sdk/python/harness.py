@@ -227,4 +227,9 @@ class SidecarTestCase(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        # The client's connections (an asyncio client's are those of its blocking client).
+        client = getattr(cls, "client", None)
+        close = getattr(getattr(client, "blocking", client), "close", None)
+        if close is not None:
+            close()
         cls.env.close()
