@@ -23,12 +23,15 @@ export function fetchTransport(fetchFn: typeof fetch): Transport {
 }
 
 /**
- * node:http on a keep-alive agent of its own. Idle connections do not keep the process alive
- * (Node unrefs an agent's free sockets). No request is retried: a connection the sidecar closed
+ * node:http on a keep-alive agent of its own, with no proxy. Idle connections do not keep the
+ * process alive (Node unrefs an agent's free sockets). No request is retried: a connection the sidecar closed
  * (a restart) fails the request in flight on it, as with fetch.
  */
 export function nodeHttpTransport(): Transport {
-  const agent = new http.Agent({ keepAlive: true });
+  // Never through a proxy: the sidecar is on the pod's loopback, out of an egress proxy's reach.
+  // Node releases whose agents can take a proxy from the environment (NODE_USE_ENV_PROXY) read
+  // `proxyEnv: null` as "no proxy"; older ones ignore the option (not in @types/node 20).
+  const agent = new http.Agent({ keepAlive: true, proxyEnv: null } as http.AgentOptions);
   return (url, req) =>
     new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = { ...req.headers };
