@@ -182,8 +182,9 @@ StatusOr<CachingTokenSource::Token> MetadataServerTokenSource::Fetch() {
   std::string url = "http://" + host_ +
                     "/computeMetadata/v1/instance/service-accounts/default/token?scopes=" +
                     FormEscape(kDatastoreScope);
+  // Never through a proxy: the metadata server answers only on the node's own link.
   ASSIGN_OR_RETURN(HttpReply reply, HttpOnce("GET", url, {{"Metadata-Flavor", "Google"}}, "", "",
-                                             kTokenHttpTimeoutMs));
+                                             kTokenHttpTimeoutMs, ProxyUse::kNever));
   return ParseTokenReply(reply.status, reply.body, "metadata server " + host_);
 }
 

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 
+#include "common/status_macros.h"
 #include "store/firestore/firestore_auth.h"
 
 namespace agentckpt {
@@ -41,6 +42,8 @@ StatusCode CodeFromHttp(int http_status) {
       return StatusCode::kPermissionDenied;
     case 404:
       return StatusCode::kNotFound;
+    case 407:  // from an egress proxy (http_proxy.h), not from Firestore
+      return StatusCode::kUnauthenticated;
     case 409:
       return StatusCode::kAlreadyExists;
     case 412:
@@ -86,6 +89,8 @@ Status FirestoreErrorStatus(int http_status, const std::string& body) {
   if (!name.empty()) text += " " + name;
   if (!message.empty()) {
     text += ": " + message;
+  } else if (http_status == 407) {
+    text += ": the proxy requires other credentials (the user:password@ of the proxy variable)";
   } else if (name.empty() && !body.empty()) {
     text += ": " + body.substr(0, 200);
   }
@@ -126,16 +131,33 @@ StatusOr<HttpReply> Exchange(http_client& client, web::http::http_request& reque
   }
 }
 
+// Gives `config` the route's proxy and its credentials (sent as Proxy-Authorization: Basic).
+// web::uri accepts every proxy_url RouteFor returns (http_proxy.cc checks the host's characters).
+http_client_config ConfigWithRoute(int64_t timeout_ms, const ProxyRoute& route) {
+  http_client_config config;
+  config.set_timeout(std::chrono::milliseconds(timeout_ms));
+  if (!route.direct()) {
+    web::web_proxy proxy{web::uri(route.proxy_url)};
+    if (!route.user.empty() || !route.password.empty()) {
+      proxy.set_credentials(web::credentials(route.user, route.password));
+    }
+    config.set_proxy(std::move(proxy));
+  }
+  return config;
+}
+
 }  // namespace
 
 StatusOr<HttpReply> HttpOnce(const std::string& method, const std::string& url,
                              const std::map<std::string, std::string>& headers,
                              const std::string& body, const std::string& content_type,
-                             int64_t timeout_ms) {
+                             int64_t timeout_ms, ProxyUse proxy) {
+  ProxyRoute route;
+  if (proxy == ProxyUse::kFromEnvironment) {
+    ASSIGN_OR_RETURN(route, RouteFor(url, ProxyEnvironment::FromProcess()));
+  }
   try {
-    http_client_config config;
-    config.set_timeout(std::chrono::milliseconds(timeout_ms));
-    http_client client(url, config);
+    http_client client(url, ConfigWithRoute(timeout_ms, route));
     web::http::http_request request(method);
     for (const auto& [name, value] : headers) request.headers().add(name, value);
     if (!body.empty() || method == "POST") request.set_body(body, content_type);
@@ -146,12 +168,8 @@ StatusOr<HttpReply> HttpOnce(const std::string& method, const std::string& url,
 }
 
 struct FirestoreHttp::Client {
-  explicit Client(const std::string& base, int64_t timeout_ms)
-      : client(base, [timeout_ms] {
-          http_client_config c;
-          c.set_timeout(std::chrono::milliseconds(timeout_ms));
-          return c;
-        }()) {}
+  Client(const std::string& base, int64_t timeout_ms, const ProxyRoute& route)
+      : client(base, ConfigWithRoute(timeout_ms, route)) {}
   http_client client;
 };
 
@@ -179,7 +197,8 @@ struct FirestoreHttp::Race {
 
 FirestoreHttp::FirestoreHttp(FirestoreHttpOptions options) : options_(std::move(options)) {
   if (options_.env == nullptr) options_.env = Env::Default();
-  client_ = std::make_unique<Client>(options_.base_url, options_.request_timeout_ms);
+  client_ =
+      std::make_unique<Client>(options_.base_url, options_.request_timeout_ms, options_.proxy);
 }
 
 FirestoreHttp::~FirestoreHttp() = default;

@@ -18,6 +18,7 @@
 
 #include "common/env.h"
 #include "common/status.h"
+#include "store/firestore/http_proxy.h"
 
 namespace agentckpt {
 
@@ -28,12 +29,17 @@ struct HttpReply {
   std::string body;
 };
 
+// How a one-shot request picks its route: by the process's proxy variables (http_proxy.h), or
+// always directly (the GCE metadata server, which a proxy must never see).
+enum class ProxyUse { kFromEnvironment, kNever };
+
 // Sends one request to an absolute URL and returns whatever HTTP status came back. kUnavailable
-// if the connection fails, kDeadlineExceeded after `timeout_ms`. Thread-safe.
+// if the connection fails, kDeadlineExceeded after `timeout_ms`, kInvalidArgument when the proxy
+// variable that applies is malformed. Thread-safe.
 StatusOr<HttpReply> HttpOnce(const std::string& method, const std::string& url,
                              const std::map<std::string, std::string>& headers,
                              const std::string& body, const std::string& content_type,
-                             int64_t timeout_ms);
+                             int64_t timeout_ms, ProxyUse proxy = ProxyUse::kFromEnvironment);
 
 // Turns a Firestore error reply ({"error":{"code","message","status"}}) into a Status whose
 // message carries the HTTP status, the canonical status name and Firestore's message:
@@ -49,6 +55,7 @@ bool IsRetryableHttpStatus(int http_status, const std::string& body);
 
 struct FirestoreHttpOptions {
   std::string base_url;           // "https://firestore.googleapis.com" or "http://host:port"
+  ProxyRoute proxy;               // direct unless proxy.proxy_url is set (RouteFor)
   TokenSource* tokens = nullptr;  // null: no Authorization header (emulator)
   Env* env = nullptr;             // Env::Default() when null
   int64_t request_timeout_ms = 10'000;

@@ -74,17 +74,20 @@ struct FirestoreStoreOptions {
   int64_t initial_backoff_ms = 10;
   int64_t max_backoff_ms = 2'000;
   int64_t hedge_after_ms = 50;  // 0: never hedge (see FirestoreHttpOptions)
+  // The proxy variables for requests to `endpoint` (http_proxy.h); empty: always direct.
+  ProxyEnvironment proxy_env;
 };
 
 class FirestoreStore final : public LeaseRecordStore {
  public:
   // Opens a store with explicit options (no request is made). kInvalidArgument for a missing
-  // project id.
+  // project id, or a proxy variable in options.proxy_env that names no usable proxy.
   static StatusOr<std::unique_ptr<FirestoreStore>> Open(FirestoreStoreOptions options);
   // Opens "firestore://projects/P/databases/D". FIRESTORE_EMULATOR_HOST=host:port selects plain
   // HTTP to that host without a token; otherwise https://firestore.googleapis.com with a token
-  // from MakeDefaultTokenSource. CKPT_FIRESTORE_HEDGE_MS (0-60000) sets hedge_after_ms.
-  // kInvalidArgument for a malformed URL or setting.
+  // from MakeDefaultTokenSource. CKPT_FIRESTORE_HEDGE_MS (0-60000) sets hedge_after_ms. The
+  // process's proxy variables (http_proxy.h) choose the route. kInvalidArgument for a malformed
+  // URL or setting.
   static StatusOr<std::unique_ptr<FirestoreStore>> OpenUrl(const std::string& url);
 
   // The CheckpointStore contract (checkpoint_store.h), over the Firestore REST API, declared
@@ -154,7 +157,7 @@ class FirestoreStore final : public LeaseRecordStore {
   };
   using Listing = std::map<int64_t, std::string>;  // sequenceNumber -> checkpointId
 
-  explicit FirestoreStore(FirestoreStoreOptions options);
+  FirestoreStore(FirestoreStoreOptions options, ProxyRoute route);
   std::string DocumentsPath() const;  // "projects/P/databases/D/documents"
   std::string ApiPath(const std::string& suffix) const { return "/v1/" + suffix; }
 

@@ -7,10 +7,12 @@
 
 namespace agentckpt {
 
-FirestoreStore::FirestoreStore(FirestoreStoreOptions options) : options_(std::move(options)) {
+FirestoreStore::FirestoreStore(FirestoreStoreOptions options, ProxyRoute route)
+    : options_(std::move(options)) {
   if (options_.env == nullptr) options_.env = Env::Default();
   FirestoreHttpOptions h;
   h.base_url = options_.endpoint;
+  h.proxy = std::move(route);
   h.tokens = options_.tokens.get();
   h.env = options_.env;
   h.request_timeout_ms = options_.request_timeout_ms;
@@ -26,7 +28,10 @@ StatusOr<std::unique_ptr<FirestoreStore>> FirestoreStore::Open(FirestoreStoreOpt
   if (options.database_id.empty()) options.database_id = "(default)";
   if (options.endpoint.empty()) return InvalidArgumentError("Firestore: empty endpoint");
   if (options.hedge_after_ms < 0) return InvalidArgumentError("Firestore: negative hedge delay");
-  return std::unique_ptr<FirestoreStore>(new FirestoreStore(std::move(options)));
+  auto route = RouteFor(options.endpoint, options.proxy_env);
+  if (!route.ok()) return route.status().WithContext("Firestore endpoint " + options.endpoint);
+  return std::unique_ptr<FirestoreStore>(
+      new FirestoreStore(std::move(options), std::move(route).value()));
 }
 
 StatusOr<std::unique_ptr<FirestoreStore>> FirestoreStore::OpenUrl(const std::string& url) {
@@ -56,6 +61,7 @@ StatusOr<std::unique_ptr<FirestoreStore>> FirestoreStore::OpenUrl(const std::str
     }
     options.hedge_after_ms = ms;
   }
+  options.proxy_env = ProxyEnvironment::FromProcess();
   const char* emulator = std::getenv("FIRESTORE_EMULATOR_HOST");
   if (emulator != nullptr && *emulator != '\0') {
     options.endpoint = std::string("http://") + emulator;

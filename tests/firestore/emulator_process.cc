@@ -65,20 +65,7 @@ Status EmulatorProcess::Start() {
   return UnavailableError("the Firestore emulator did not start");
 }
 
-void EmulatorProcess::Stop() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  for (int i = 0; i < 200; ++i) {
-    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-      pid_ = -1;
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
-  pid_ = -1;
-}
+void EmulatorProcess::Stop() { StopChild(&pid_); }
 
 StatusOr<std::pair<int, std::string>> EmulatorProcess::Request(const std::string& method,
                                                                const std::string& path,

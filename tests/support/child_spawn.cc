@@ -1,11 +1,15 @@
 #include "tests/support/child_spawn.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 extern char** environ;
 
@@ -93,6 +97,21 @@ pid_t SpawnChild(const ChildSpec& spec) {
   if (out_fd >= 0) ::close(out_fd);
   if (err_fd >= 0 && err_fd != out_fd) ::close(err_fd);
   return pid;
+}
+
+void StopChild(pid_t* pid) {
+  if (*pid <= 0) return;
+  ::kill(*pid, SIGTERM);
+  for (int i = 0; i < 200; ++i) {
+    if (::waitpid(*pid, nullptr, WNOHANG) == *pid) {
+      *pid = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(*pid, SIGKILL);
+  ::waitpid(*pid, nullptr, 0);
+  *pid = -1;
 }
 
 }  // namespace agentckpt::testing

@@ -36,4 +36,8 @@ struct ChildSpec {
 // Thread-safe.
 pid_t SpawnChild(const ChildSpec& spec);
 
+// Stops the child *pid: SIGTERM, up to 2 s for it to exit, then SIGKILL; reaps it and sets *pid
+// to -1. Does nothing when *pid <= 0.
+void StopChild(pid_t* pid);
+
 }  // namespace agentckpt::testing
