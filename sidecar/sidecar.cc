@@ -108,7 +108,12 @@ StatusOr<std::unique_ptr<Sidecar>> Sidecar::Create(const SidecarConfig& config, 
       config.encryption_old_key_files, env, /*check_now=*/false);
   if (!wrapped.ok()) return wrapped.status();
   s->store_ = std::move(wrapped).value();
-  LogInfo("store opened", {{"store", config.store_url}, {"durationMs", step_ms()}});
+  if (std::string proxy = StoreProxyRoute(config.store_url); !proxy.empty()) {
+    LogInfo("store opened",
+            {{"store", config.store_url}, {"proxy", proxy}, {"durationMs", step_ms()}});
+  } else {
+    LogInfo("store opened", {{"store", config.store_url}, {"durationMs", step_ms()}});
+  }
 
   auto link = NatsLink::Connect(no, &s->metrics_);
   if (!link.ok()) return link.status();

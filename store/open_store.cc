@@ -74,4 +74,16 @@ StatusOr<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& url,
                               "jetstream://host:port,.../PREFIX)");
 }
 
+std::string StoreProxyRoute(const std::string& url) {
+#if AGENTCKPT_WITH_FIRESTORE
+  if (url.rfind("firestore://", 0) != 0) return "";
+  auto route = RouteFor(FirestoreStore::EndpointFromEnvironment(), ProxyEnvironment::FromProcess());
+  if (!route.ok() || route->direct()) return "";
+  return route->proxy_url + " (" + route->variable + ")";
+#else
+  (void)url;
+  return "";
+#endif
+}
+
 }  // namespace agentckpt

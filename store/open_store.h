@@ -29,4 +29,9 @@ StoreConnectOptions StoreConnectOptionsFromEnvironment();
 StatusOr<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& url,
                                                      const StoreConnectOptions& connect);
 
+// For the start log: the HTTP proxy the store at `url` sends its requests through, as
+// "http://host:port (https_proxy/HTTPS_PROXY)" (never with credentials), or "" when it connects
+// directly or is not an HTTP store. Reads the same environment as OpenStore.
+std::string StoreProxyRoute(const std::string& url);
+
 }  // namespace agentckpt

@@ -89,6 +89,9 @@ class FirestoreStore final : public LeaseRecordStore {
   // process's proxy variables (http_proxy.h) choose the route. kInvalidArgument for a malformed
   // URL or setting.
   static StatusOr<std::unique_ptr<FirestoreStore>> OpenUrl(const std::string& url);
+  // The endpoint OpenUrl uses: http://$FIRESTORE_EMULATOR_HOST when set, else
+  // https://firestore.googleapis.com.
+  static std::string EndpointFromEnvironment();
 
   // The CheckpointStore contract (checkpoint_store.h), over the Firestore REST API, declared
   // by the file that implements them. firestore_store.cc: a Put is one :commit (snapshot, agent

@@ -62,13 +62,18 @@ StatusOr<std::unique_ptr<FirestoreStore>> FirestoreStore::OpenUrl(const std::str
     options.hedge_after_ms = ms;
   }
   options.proxy_env = ProxyEnvironment::FromProcess();
+  options.endpoint = EndpointFromEnvironment();
   const char* emulator = std::getenv("FIRESTORE_EMULATOR_HOST");
-  if (emulator != nullptr && *emulator != '\0') {
-    options.endpoint = std::string("http://") + emulator;
-  } else {
+  if (emulator == nullptr || *emulator == '\0') {
     ASSIGN_OR_RETURN(options.tokens, MakeDefaultTokenSource(Env::Default()));
   }
   return Open(std::move(options));
+}
+
+std::string FirestoreStore::EndpointFromEnvironment() {
+  const char* emulator = std::getenv("FIRESTORE_EMULATOR_HOST");
+  if (emulator != nullptr && *emulator != '\0') return std::string("http://") + emulator;
+  return "https://firestore.googleapis.com";
 }
 
 std::string FirestoreStore::DocumentsPath() const {
