@@ -156,7 +156,15 @@ StatusOr<ProxyRoute> ParseProxy(const std::string& value, const std::string& var
   size_t scheme_end = rest.find("://");
   if (scheme_end != std::string::npos) {
     std::string scheme = Lower(rest.substr(0, scheme_end));
-    if (scheme != "http") return bad("a " + scheme + ":// proxy is not supported");
+    if (scheme != "http") {
+      // Named only when it looks like a scheme: text before "://" may hold credentials.
+      bool named = !scheme.empty() && scheme.size() <= 16 && std::isalpha(scheme[0]) &&
+                   std::all_of(scheme.begin(), scheme.end(), [](unsigned char c) {
+                     return std::isalnum(c) != 0 || c == '+' || c == '-' || c == '.';
+                   });
+      return bad(named ? "a " + scheme + ":// proxy is not supported"
+                       : "the proxy's scheme is not http://");
+    }
     rest = rest.substr(scheme_end + 3);
   }
   if (!rest.empty() && rest.back() == '/') rest.pop_back();

@@ -97,6 +97,16 @@ TEST(HttpProxyTest, CredentialsAreDecodedAndNeverInMessages) {
   EXPECT_EQ(bad.status().message().find("hunter2"), std::string::npos);
   EXPECT_NE(bad.status().message().find("HTTPS_PROXY"), std::string::npos);
   EXPECT_NE(bad.status().message().find("99999"), std::string::npos);
+  // Text before "://" that is not a scheme is not repeated: it may be credentials.
+  auto garbled = RouteFor("https://a.example", Https("user:hunter2@://proxy:3128"));
+  ASSERT_EQ(garbled.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(garbled.status().message().find("hunter2"), std::string::npos)
+      << garbled.status().ToString();
+  // Found by http_proxy_fuzzer.
+  auto fuzzed = RouteFor("https://a.example", Https("httpusre%p:80s@://usre%p:80s@o-xy.cobp:c031"));
+  ASSERT_EQ(fuzzed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(fuzzed.status().message().find("usre%p:80s@"), std::string::npos)
+      << fuzzed.status().ToString();
 }
 
 TEST(HttpProxyTest, UnusableProxiesAreRefused) {
