@@ -158,7 +158,8 @@ StatusOr<ProxyRoute> ParseProxy(const std::string& value, const std::string& var
     std::string scheme = Lower(rest.substr(0, scheme_end));
     if (scheme != "http") {
       // Named only when it looks like a scheme: text before "://" may hold credentials.
-      bool named = !scheme.empty() && scheme.size() <= 16 && std::isalpha(scheme[0]) &&
+      bool named = !scheme.empty() && scheme.size() <= 16 &&
+                   std::isalpha(static_cast<unsigned char>(scheme[0])) != 0 &&
                    std::all_of(scheme.begin(), scheme.end(), [](unsigned char c) {
                      return std::isalnum(c) != 0 || c == '+' || c == '-' || c == '.';
                    });
