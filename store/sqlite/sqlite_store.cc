@@ -137,6 +137,9 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
   };
   for (auto& p : prepared) RETURN_IF_ERROR(store->Prepare(p.sql, p.stmt));
   RETURN_IF_ERROR(store->PrepareJournal());
+  // After the migrations the -wal and -shm exist, and stay the same files while this connection
+  // is open (SQLite deletes them only when the last connection closes).
+  store->files_ = internal::StoreFileIdentity::Record({path, path + "-wal", path + "-shm"});
   return store;
 }
 
@@ -151,6 +154,13 @@ SqliteStore::~SqliteStore() {
   }
   FinalizeJournal();
   sqlite3_close_v2(db_);
+}
+
+Status SqliteStore::CheckFilesLocked() {
+  RETURN_IF_ERROR(files_lost_);
+  Status s = files_.Check();
+  if (s.code() == StatusCode::kDataLoss) files_lost_ = s;
+  return s;
 }
 
 Status SqliteStore::Exec(const char* sql) {

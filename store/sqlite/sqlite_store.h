@@ -7,6 +7,11 @@
 // Schema changes go through the schema_migrations table (see docs/checkpoint-format.md, "Embedded
 // store").
 //
+// The files stay where they were opened: after each commit the store checks that the database,
+// its -wal and its -shm are still the files at their paths (store_file_identity.h). Once one was
+// deleted, moved or replaced, every write and Ping returns kDataLoss naming it (what was
+// committed would be lost at the next open), until the store is opened again.
+//
 // Thread-safety: all methods are safe to call concurrently (one connection behind a mutex).
 // Several processes may open the same file (e.g. the CLI next to the sidecar); writers are
 // serialised by SQLite's lock with a busy timeout, after which kUnavailable is returned.
@@ -22,6 +27,7 @@
 #include "common/status_macros.h"
 #include "store/backend_rules.h"
 #include "store/checkpoint_store.h"
+#include "store/sqlite/store_file_identity.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -67,7 +73,8 @@ class SqliteStore final : public LeaseRecordStore {
   StatusOr<AgentRecord> GetAgent(const std::string& agent_id) override;
   Status SetAgentStatus(const std::string& agent_id, const std::string& status,
                         int64_t now_ms) override;
-  Status Ping() override;  // a SELECT 1 on the open connection
+  // A SELECT 1 on the open connection, and the check that the files are still at their paths.
+  Status Ping() override;
   // The agents table's ids, one indexed scan (the primary key).
   StatusOr<std::vector<std::string>> ListAgents() override;
   // The writer lease: LeaseRecordStore's methods over ChangeLease (below).
@@ -140,6 +147,14 @@ class SqliteStore final : public LeaseRecordStore {
   // Reads the agent's head with journal_head_. Caller holds mu_, in a write transaction.
   Status ReadJournalHeadLocked(const std::string& agent_id, JournalHead* head);
 
+  // The database, -wal and -shm files as opened, and the first failed check of them (then every
+  // write returns it). Guarded by mu_.
+  internal::StoreFileIdentity files_;
+  Status files_lost_;
+  // OK while files_ are still at their paths; latches a kDataLoss into files_lost_. Caller holds
+  // mu_.
+  Status CheckFilesLocked();
+
   std::mutex mu_;
   sqlite3* db_;
   std::string path_;
@@ -147,9 +162,11 @@ class SqliteStore final : public LeaseRecordStore {
   // Runs a prepared statement that returns no rows (BEGIN, COMMIT, ROLLBACK).
   Status Step(sqlite3_stmt* stmt, const char* what);
   // Runs `body` (returning StatusOr<T>) in one IMMEDIATE transaction: committed when it
-  // succeeds, rolled back when it or the commit fails. Caller holds mu_.
+  // succeeds, rolled back when it or the commit fails. A commit is reported as failed
+  // (kDataLoss) when the files are no longer at their paths after it. Caller holds mu_.
   template <typename Body>
   auto InTransactionLocked(Body body) -> decltype(body()) {
+    RETURN_IF_ERROR(files_lost_);
     RETURN_IF_ERROR(Step(begin_, "cannot begin transaction"));
     decltype(body()) result = body();
     if (!result.ok()) {
@@ -160,6 +177,7 @@ class SqliteStore final : public LeaseRecordStore {
       (void)Step(rollback_, "cannot roll back");
       return s;
     }
+    RETURN_IF_ERROR(CheckFilesLocked());
     return result;
   }
   sqlite3_stmt* begin_ = nullptr;

@@ -234,16 +234,22 @@ StatusOr<int> SqliteStore::Prune(const std::string& agent_id, int keep) {
   RETURN_IF_ERROR(ValidateAgentId(agent_id));
   if (keep < 1) return InvalidArgumentError("keep must be at least 1");
   std::lock_guard<std::mutex> lock(mu_);
-  return PruneLocked(agent_id, keep);
+  RETURN_IF_ERROR(files_lost_);
+  ASSIGN_OR_RETURN(int pruned, PruneLocked(agent_id, keep));
+  RETURN_IF_ERROR(CheckFilesLocked());
+  return pruned;
 }
 
 StatusOr<int> SqliteStore::DeleteExpired(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(files_lost_);
   ScopedReset r(delete_expired_);
   sqlite3_bind_int64(delete_expired_, 1, now_ms);
   int rc = sqlite3_step(delete_expired_);
   if (rc != SQLITE_DONE) return Error("cannot delete expired checkpoints", rc);
-  return sqlite3_changes(db_);
+  const int deleted = sqlite3_changes(db_);
+  RETURN_IF_ERROR(CheckFilesLocked());
+  return deleted;
 }
 
 StatusOr<AgentRecord> SqliteStore::GetAgent(const std::string& agent_id) {
@@ -255,8 +261,8 @@ StatusOr<AgentRecord> SqliteStore::GetAgent(const std::string& agent_id) {
 StatusOr<std::vector<std::string>> SqliteStore::ListAgents() {
   std::lock_guard<std::mutex> lock(mu_);
   sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v2(db_, "SELECT agent_id FROM agents ORDER BY agent_id", -1, &stmt,
-                              nullptr);
+  int rc =
+      sqlite3_prepare_v2(db_, "SELECT agent_id FROM agents ORDER BY agent_id", -1, &stmt, nullptr);
   if (rc != SQLITE_OK) return Error("cannot list agents", rc);
   std::vector<std::string> ids;
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) ids.push_back(ColumnText(stmt, 0));
@@ -288,12 +294,14 @@ Status SqliteStore::SetAgentStatus(const std::string& agent_id, const std::strin
                                    int64_t now_ms) {
   RETURN_IF_ERROR(ValidateAgentId(agent_id));
   std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(files_lost_);
   ScopedReset r(set_status_);
   BindText(set_status_, 1, agent_id);
   BindText(set_status_, 2, status);
   sqlite3_bind_int64(set_status_, 3, now_ms);
   int rc = sqlite3_step(set_status_);
-  return rc == SQLITE_DONE ? OkStatus() : Error("cannot set agent status", rc);
+  if (rc != SQLITE_DONE) return Error("cannot set agent status", rc);
+  return CheckFilesLocked();
 }
 
 Status SqliteStore::SetLeaseLocked(const std::string& agent_id, const Lease& lease,
@@ -310,7 +318,8 @@ Status SqliteStore::SetLeaseLocked(const std::string& agent_id, const Lease& lea
 
 Status SqliteStore::Ping() {
   std::lock_guard<std::mutex> lock(mu_);
-  return Exec("SELECT 1");
+  RETURN_IF_ERROR(Exec("SELECT 1"));
+  return CheckFilesLocked();
 }
 
 Status SqliteStore::CheckIntegrity() {

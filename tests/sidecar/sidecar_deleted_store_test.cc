@@ -1,0 +1,93 @@
+// The sidecar's SQLite store file deleted while the sidecar runs (an operator clearing the data
+// directory, a volume cleanup): no write after that is acknowledged, /readyz and the log say
+// why, and a restart opens what is at the path then.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/sidecar/sidecar_test_env.h"
+
+namespace agentckpt::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kDeleted[] = "was deleted or moved while open";
+
+class SidecarDeletedStoreTest : public SidecarEnvTest {
+ protected:
+  // Polls /readyz (bounded: 200 polls 50 ms apart) until it answers `status`; the last reply.
+  HttpReply WaitReadyz(int status) {
+    HttpReply r;
+    for (int i = 0; i < 200; ++i) {
+      r = HttpCall(port_, "GET", "/readyz");
+      if (r.status == status) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return r;
+  }
+  // The next checkpoint.failed event within 5 s, skipping others; null when none came.
+  json NextFailedEvent() {
+    for (int i = 0; i < 20; ++i) {
+      json ev = NextEvent(5000);
+      if (ev.is_null()) return ev;
+      if (ev["subject"].get<std::string>().ends_with(".checkpoint.failed")) {
+        return ev["data"];
+      }
+    }
+    return nullptr;
+  }
+};
+
+TEST_F(SidecarDeletedStoreTest, NoWriteIsAcknowledgedOnceTheStoreFileIsGone) {
+  auto sidecar = StartSidecar();
+  ASSERT_EQ(WaitReadyz(200).status, 200) << sidecar->Describe();
+  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
+            200);
+  ASSERT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
+
+  const std::string store = dir_.File("store.db");
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    ASSERT_TRUE(std::filesystem::remove(store + suffix)) << store << suffix;
+  }
+
+  // A context change: its journal append goes to the deleted file, so it is not acknowledged.
+  json changed = json::parse(FixtureContextBody("checkpoint-16k.json"));
+  changed["activeTask"]["title"] = "written after the store file was deleted";
+  const HttpReply put = HttpCall(port_, "PUT", "/v1/context", changed.dump());
+  EXPECT_GE(put.status, 500) << put.body;
+  EXPECT_NE(put.body.find(kDeleted), std::string::npos) << put.body;
+  // A checkpoint: refused with the reason, as a reply and as a checkpoint.failed event.
+  const HttpReply created = HttpCall(port_, "POST", "/v1/checkpoints", "{}");
+  EXPECT_EQ(created.status, 500) << created.body;
+  ASSERT_TRUE(json::accept(created.body)) << created.body;
+  EXPECT_EQ(json::parse(created.body)["error"]["code"], "DATA_LOSS") << created.body;
+  EXPECT_NE(created.body.find(store + " " + kDeleted), std::string::npos) << created.body;
+  json failed = NextFailedEvent();
+  ASSERT_FALSE(failed.is_null()) << "no checkpoint.failed event";
+  EXPECT_NE(failed.dump().find(kDeleted), std::string::npos) << failed.dump();
+
+  // Readiness says why; liveness is unaffected (a restart is the operator's call).
+  const HttpReply ready = WaitReadyz(503);
+  EXPECT_EQ(ready.status, 503) << ready.body;
+  EXPECT_NE(ready.body.find(kDeleted), std::string::npos) << ready.body;
+  EXPECT_EQ(HttpCall(port_, "GET", "/healthz").status, 200);
+  EXPECT_NE(sidecar->Stdout().find(kDeleted), std::string::npos) << sidecar->Stdout();
+  EXPECT_EQ(sidecar->Signal(SIGKILL), 128 + SIGKILL);
+
+  // The restart opens a new file at the path: nothing of the old one, and writes work again.
+  ASSERT_FALSE(std::filesystem::exists(store));
+  auto restarted = StartSidecar({{"CKPT_RESTORE_ON_START", "true"}});
+  ASSERT_EQ(WaitReadyz(200).status, 200) << restarted->Describe();
+  EXPECT_TRUE(ListCheckpoints().empty());
+  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", changed.dump()).status, 200);
+  ASSERT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
+  EXPECT_FALSE(ListCheckpoints().empty());
+  EXPECT_EQ(restarted->Signal(SIGTERM, 30000), 0) << restarted->Describe();
+}
+
+}  // namespace
+}  // namespace agentckpt::testing
