@@ -59,6 +59,22 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
     if (ec)
       return UnavailableError("cannot create directory " + parent.string() + ": " + ec.message());
   }
+  // A -wal without its database: the database was deleted or moved while a process had it open
+  // (and that process died before closing it), or the log belongs to another file. SQLite would
+  // create an empty database and replay the log into it, and the log holds only the pages changed
+  // since its last checkpoint: a damaged store, or one without its tables that looks empty.
+  // Refuse before anything is created.
+  if (!std::filesystem::exists(path, ec) && !ec && std::filesystem::exists(path + "-wal", ec) &&
+      !ec) {
+    return FailedPreconditionError(
+        "store file " + path + " is missing but its write-ahead log " + path +
+        "-wal is there: the database was deleted or moved while a process had it open, or the "
+        "log belongs to another database. Opening would replay that log into a new, empty file "
+        "without the pages it does not hold (a damaged or silently empty store), so nothing was "
+        "opened or created. Put the database file back, "
+        "or move " +
+        path + "-wal and " + path + "-shm away to start an empty store");
+  }
   TurnOffSqliteMemoryStatistics();
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |

@@ -53,7 +53,8 @@ class SqliteStore final : public LeaseRecordStore {
  public:
   // Opens (and creates, and migrates) the database at `path`; creates missing parent
   // directories. kUnavailable if the file cannot be opened, kDataLoss if it is not a database
-  // or is corrupted, kFailedPrecondition if it was written by a newer agentckpt.
+  // or is corrupted, kFailedPrecondition if it was written by a newer agentckpt or if the file
+  // is missing while its -wal exists (nothing is created then).
   static StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path,
                                                      SqliteStoreOptions options = {});
   ~SqliteStore() override;

@@ -1,6 +1,7 @@
 // The sidecar's SQLite store file deleted while the sidecar runs (an operator clearing the data
 // directory, a volume cleanup): no write after that is acknowledged, /readyz and the log say
-// why, and a restart opens what is at the path then.
+// why, and a restart opens what is at the path then. A database deleted under a sidecar that is
+// then killed leaves its -wal behind: the next start refuses it and creates nothing.
 #include <signal.h>
 
 #include <chrono>
@@ -86,6 +87,34 @@ TEST_F(SidecarDeletedStoreTest, NoWriteIsAcknowledgedOnceTheStoreFileIsGone) {
   ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", changed.dump()).status, 200);
   ASSERT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
   EXPECT_FALSE(ListCheckpoints().empty());
+  EXPECT_EQ(restarted->Signal(SIGTERM, 30000), 0) << restarted->Describe();
+}
+
+TEST_F(SidecarDeletedStoreTest, ALeftOverLogWithoutItsDatabaseStopsTheNextStartUntouched) {
+  auto sidecar = StartSidecar();
+  ASSERT_EQ(WaitReadyz(200).status, 200) << sidecar->Describe();
+  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
+            200);
+  ASSERT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
+  const std::string store = dir_.File("store.db");
+  ASSERT_TRUE(std::filesystem::remove(store));  // the database alone; its -wal and -shm stay
+  EXPECT_EQ(sidecar->Signal(SIGKILL), 128 + SIGKILL);
+  ASSERT_TRUE(std::filesystem::exists(store + "-wal"));
+
+  SidecarProcess refused(SidecarEnv({{"CKPT_RESTORE_ON_START", "true"}}), dir_.path());
+  EXPECT_EQ(refused.Wait(30000), 1) << refused.Describe();
+  EXPECT_NE(refused.Stdout().find("store file " + store + " is missing but its write-ahead log " +
+                                  store + "-wal is there"),
+            std::string::npos)
+      << refused.Describe();
+  EXPECT_FALSE(std::filesystem::exists(store)) << "the refused start created the database";
+
+  // Moving the log away, as the message says, gives an empty store and a working sidecar.
+  std::filesystem::rename(store + "-wal", store + "-wal.old");
+  std::filesystem::rename(store + "-shm", store + "-shm.old");
+  auto restarted = StartSidecar({{"CKPT_RESTORE_ON_START", "true"}});
+  ASSERT_EQ(WaitReadyz(200).status, 200) << restarted->Describe();
+  ASSERT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
   EXPECT_EQ(restarted->Signal(SIGTERM, 30000), 0) << restarted->Describe();
 }
 

@@ -136,5 +136,45 @@ TEST(SqliteMovedFileTest, OtherConnectionsOpeningAndClosingTheFileChangeNothing)
   EXPECT_EQ(listed->size(), 20u);
 }
 
+TEST(SqliteMovedFileTest, AWriteAheadLogWithoutItsDatabaseIsRefusedAndNothingIsCreated) {
+  TempDir dir;
+  const std::string path = dir.File("agent.db");
+  // A child process writes, its database file is deleted, and it dies without closing the store
+  // (SIGKILL): the -wal and -shm are left without their database.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto store = SqliteStore::Open(path);
+    if (!store.ok() || !(*store)->Put(SealedAt(kAgent, 1), PutOptions{}).ok()) _exit(10);
+    std::filesystem::remove(path);
+    _exit(0);
+  }
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
+  ASSERT_TRUE(WIFEXITED(wstatus));
+  ASSERT_EQ(WEXITSTATUS(wstatus), 0);
+  ASSERT_TRUE(std::filesystem::exists(path + "-wal"));
+  const auto wal_size = std::filesystem::file_size(path + "-wal");
+
+  auto refused = SqliteStore::Open(path);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("store file " + path + " is missing but its " +
+                                            "write-ahead log " + path + "-wal is there"),
+            std::string::npos)
+      << refused.status().message();
+  EXPECT_FALSE(std::filesystem::exists(path));                     // nothing created
+  EXPECT_EQ(std::filesystem::file_size(path + "-wal"), wal_size);  // nor changed
+
+  // What the message says to do: move the log away, and an empty store opens.
+  std::filesystem::rename(path + "-wal", dir.File("agent.db-wal.old"));
+  std::filesystem::rename(path + "-shm", dir.File("agent.db-shm.old"));
+  auto fresh = OpenOrFail(path);
+  ASSERT_NE(fresh, nullptr);
+  auto listed = fresh->List(kAgent, 10);
+  STORE_ASSERT_OK(listed);
+  EXPECT_TRUE(listed->empty());
+}
+
 }  // namespace
 }  // namespace agentckpt::testing
