@@ -30,6 +30,16 @@ class SidecarDeletedStoreTest : public SidecarEnvTest {
     }
     return r;
   }
+  // Starts the sidecar, waits until it is ready, sets the 16k context and writes a checkpoint.
+  std::unique_ptr<SidecarProcess> StartWithACheckpoint() {
+    auto sidecar = StartSidecar();
+    EXPECT_EQ(WaitReadyz(200).status, 200) << sidecar->Describe();
+    EXPECT_EQ(
+        HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
+        200);
+    EXPECT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
+    return sidecar;
+  }
   // The next checkpoint.failed event within 5 s, skipping others; null when none came.
   json NextFailedEvent() {
     for (int i = 0; i < 20; ++i) {
@@ -44,11 +54,8 @@ class SidecarDeletedStoreTest : public SidecarEnvTest {
 };
 
 TEST_F(SidecarDeletedStoreTest, NoWriteIsAcknowledgedOnceTheStoreFileIsGone) {
-  auto sidecar = StartSidecar();
-  ASSERT_EQ(WaitReadyz(200).status, 200) << sidecar->Describe();
-  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
-            200);
-  ASSERT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
+  auto sidecar = StartWithACheckpoint();
+  ASSERT_FALSE(HasFailure());
 
   const std::string store = dir_.File("store.db");
   for (const char* suffix : {"", "-wal", "-shm"}) {
@@ -91,11 +98,8 @@ TEST_F(SidecarDeletedStoreTest, NoWriteIsAcknowledgedOnceTheStoreFileIsGone) {
 }
 
 TEST_F(SidecarDeletedStoreTest, ALeftOverLogWithoutItsDatabaseStopsTheNextStartUntouched) {
-  auto sidecar = StartSidecar();
-  ASSERT_EQ(WaitReadyz(200).status, 200) << sidecar->Describe();
-  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", FixtureContextBody("checkpoint-16k.json")).status,
-            200);
-  ASSERT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
+  auto sidecar = StartWithACheckpoint();
+  ASSERT_FALSE(HasFailure());
   const std::string store = dir_.File("store.db");
   ASSERT_TRUE(std::filesystem::remove(store));  // the database alone; its -wal and -shm stay
   EXPECT_EQ(sidecar->Signal(SIGKILL), 128 + SIGKILL);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "store/sqlite/sqlite_store.h"
@@ -22,6 +23,26 @@ std::unique_ptr<SqliteStore> OpenOrFail(const std::string& path) {
   auto store = SqliteStore::Open(path);
   EXPECT_TRUE(store.ok()) << store.status().ToString();
   return store.ok() ? std::move(store).value() : nullptr;
+}
+
+// Runs `body` in a child process that then dies without closing anything (as under SIGKILL: a
+// clean close would fold a deleted -wal back into the file); returns its exit code (body's
+// return value), or -1 if it did not exit normally.
+int ExitCodeOfChild(const std::function<int()>& body) {
+  const pid_t child = fork();
+  if (child < 0) return -1;
+  if (child == 0) _exit(body());
+  int wstatus = 0;
+  if (waitpid(child, &wstatus, 0) != child || !WIFEXITED(wstatus)) return -1;
+  return WEXITSTATUS(wstatus);
+}
+
+// In the child: opens the store at `path` and puts sequence 1 (else _exit(10)). The store is
+// never closed, as in a process killed with it open.
+SqliteStore* OpenAndPutInChild(const std::string& path) {
+  auto store = SqliteStore::Open(path);
+  if (!store.ok() || !(*store)->Put(SealedAt(kAgent, 1), PutOptions{}).ok()) _exit(10);
+  return std::move(store).value().release();
 }
 
 void ExpectDataLossNaming(const Status& s, const std::string& file, const std::string& what) {
@@ -67,27 +88,20 @@ TEST(SqliteMovedFileTest, ADeletedStoreRefusesEveryWriteAndAFreshOpenConfirmsThe
 TEST(SqliteMovedFileTest, ADeletedWriteAheadLogAloneIsNoticed) {
   TempDir dir;
   const std::string path = dir.File("agent.db");
-  // A child process writes, loses its -wal, writes again and dies without closing the store (as
-  // under SIGKILL: a clean close would fold the deleted log into the file). Its exit code says
-  // what the store answered: 0 when the second put was refused as kDataLoss naming the log.
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    auto store = SqliteStore::Open(path);
-    if (!store.ok() || !(*store)->Put(SealedAt(kAgent, 1), PutOptions{}).ok()) _exit(10);
+  // A child process writes, loses its -wal, writes again and dies. Its exit code says what the
+  // store answered: 0 when the second put was refused as kDataLoss naming the log.
+  const int code = ExitCodeOfChild([&] {
+    auto store = OpenAndPutInChild(path);
     std::filesystem::remove(path + "-wal");
-    auto put = (*store)->Put(SealedAt(kAgent, 2), PutOptions{});
-    if (put.ok()) _exit(11);
-    if (put.status().code() != StatusCode::kDataLoss) _exit(12);
+    auto put = store->Put(SealedAt(kAgent, 2), PutOptions{});
+    if (put.ok()) return 11;
+    if (put.status().code() != StatusCode::kDataLoss) return 12;
     if (put.status().message().find(path + "-wal was deleted or moved") == std::string::npos) {
-      _exit(13);
+      return 13;
     }
-    _exit(0);
-  }
-  int wstatus = 0;
-  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
-  ASSERT_TRUE(WIFEXITED(wstatus));
-  EXPECT_EQ(WEXITSTATUS(wstatus), 0);
+    return 0;
+  });
+  EXPECT_EQ(code, 0);
   // Both puts lived only in the deleted log: the next open has neither.
   auto fresh = OpenOrFail(path);
   ASSERT_NE(fresh, nullptr);
@@ -141,18 +155,12 @@ TEST(SqliteMovedFileTest, AWriteAheadLogWithoutItsDatabaseIsRefusedAndNothingIsC
   const std::string path = dir.File("agent.db");
   // A child process writes, its database file is deleted, and it dies without closing the store
   // (SIGKILL): the -wal and -shm are left without their database.
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    auto store = SqliteStore::Open(path);
-    if (!store.ok() || !(*store)->Put(SealedAt(kAgent, 1), PutOptions{}).ok()) _exit(10);
-    std::filesystem::remove(path);
-    _exit(0);
-  }
-  int wstatus = 0;
-  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
-  ASSERT_TRUE(WIFEXITED(wstatus));
-  ASSERT_EQ(WEXITSTATUS(wstatus), 0);
+  ASSERT_EQ(ExitCodeOfChild([&] {
+              (void)OpenAndPutInChild(path);
+              std::filesystem::remove(path);
+              return 0;
+            }),
+            0);
   ASSERT_TRUE(std::filesystem::exists(path + "-wal"));
   const auto wal_size = std::filesystem::file_size(path + "-wal");
 
