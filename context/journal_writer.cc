@@ -190,7 +190,21 @@ void JournalWriter::CommitLocked(std::unique_lock<std::mutex>& lock) {
     lock.lock();
     committing_ = false;
     WakeWaitersLocked(/*everyone=*/false);
+    if (NeedsRepairLocked() && request_checkpoint_) {
+      // The store is still failing: whoever writes requested checkpoints retries it.
+      auto request = request_checkpoint_;
+      lock.unlock();
+      request("journal_unavailable");
+      lock.lock();
+    }
   }
+}
+
+bool JournalWriter::NeedsRepairLocked() const { return !broken_.ok() && fenced_.ok() && !closed_; }
+
+bool JournalWriter::NeedsRepair() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return NeedsRepairLocked();
 }
 
 void JournalWriter::WakeWaitersLocked(bool everyone) {

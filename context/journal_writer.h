@@ -105,8 +105,9 @@ class JournalWriter {
   void set_force_checkpoint(std::function<void(const std::string& reason)> f);
 
   // Asks for a checkpoint without waiting for it, once per checkpoint written, when the tail
-  // reaches 7/8 of its bound; called on the committing thread with no lock of this writer held
-  // and must return at once. Optional; set before Activate.
+  // reaches 7/8 of its bound, and when the checkpoint forced after a failed append did not repair
+  // the journal (so that it is retried); called on the committing thread with no lock of this
+  // writer held and must return at once. Optional; set before Activate.
   void set_request_checkpoint(std::function<void(const std::string& reason)> f);
 
   // Confirms the writer lease after each append the store accepted and before the group is
@@ -123,6 +124,11 @@ class JournalWriter {
 
   // Appends what is pending (async mode) and stops the flusher. Later Records fail.
   Status Close();
+
+  // True while a failed append keeps the journal refusing changes and nothing has fenced or
+  // closed it: a checkpoint covering every recorded entry repairs it (CheckpointWritten). The
+  // sidecar retries that checkpoint with a backoff while this holds.
+  bool NeedsRepair() const;
 
   // Whether this sidecar's context is the agent's: kUnavailable "standby: ..." before Activate,
   // kFailedPrecondition "lease lost: ..." after Fence; OK otherwise (a broken journal included:
@@ -164,6 +170,7 @@ class JournalWriter {
   std::optional<LeaseToken> lease_;
   Status fenced_;  // kFailedPrecondition once the lease was lost
   Status broken_;  // kUnavailable after a failed append
+  bool NeedsRepairLocked() const;
   JournalPosition head_;
   int64_t durable_ = 0;       // highest durable sequence
   int64_t checkpointed_ = 0;  // the journal sequence the newest checkpoint includes

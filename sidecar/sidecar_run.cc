@@ -240,6 +240,15 @@ Status Sidecar::Start() {
 
 void Sidecar::PeriodicLoop() {
   using Clock = std::chrono::steady_clock;
+  // A broken journal refuses every change until a checkpoint covers it (a full disk, a store
+  // outage). The loop tries that checkpoint again after 1 s, then 2, 4, ... up to 30 s, so
+  // changes are taken again soon after the store recovers, without a failure logged every
+  // second of a long outage.
+  constexpr auto kFirstRepairRetry = std::chrono::seconds(1);
+  constexpr auto kLastRepairRetry = std::chrono::seconds(30);
+  auto repair_retry = kFirstRepairRetry;
+  bool repairing = false;  // a repair checkpoint failed: the next try is at repair_at
+  Clock::time_point repair_at = Clock::now();
   std::unique_lock<std::mutex> lock(periodic_mu_);
   Clock::time_point next_periodic = Clock::now() + std::chrono::seconds(config_.period_s);
   while (!stopping_) {
@@ -253,13 +262,29 @@ void Sidecar::PeriodicLoop() {
           Clock::now() + std::chrono::milliseconds(std::max<int64_t>(0, g.expires_at_ms - now_ms));
       wake = std::min(wake, at);
     }
+    if (repairing) wake = std::min(wake, repair_at);
     if (journal_checkpoint_reason_.empty()) periodic_cv_.wait_until(lock, wake);
     if (stopping_) break;
-    const std::string journal_reason = std::exchange(journal_checkpoint_reason_, std::string());
+    std::string journal_reason = std::exchange(journal_checkpoint_reason_, std::string());
+    if (journal_reason.empty() && repairing && Clock::now() >= repair_at) {
+      if (journal_->NeedsRepair()) {
+        journal_reason = "journal_unavailable";
+      } else {  // another checkpoint repaired it meanwhile
+        repairing = false;
+        repair_retry = kFirstRepairRetry;
+      }
+    }
     lock.unlock();
     if (!journal_reason.empty()) {
       auto r = writer_->WriteForced(journal_reason);
       (void)r;  // failures are reported by the writer; the journal forces one at its bound
+      repairing = journal_->NeedsRepair();
+      if (!repairing) {
+        repair_retry = kFirstRepairRetry;
+      } else {
+        repair_at = Clock::now() + repair_retry;
+        repair_retry = std::min(repair_retry * 2, kLastRepairRetry);
+      }
     }
     gates_->ExpireDue();
     if (Clock::now() >= next_periodic) {

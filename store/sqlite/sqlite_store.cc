@@ -1,10 +1,12 @@
 #include "store/sqlite/sqlite_store.h"
 
 #include <sqlite3.h>
+#include <sys/statvfs.h>
 
 #include <filesystem>
 #include <limits>
 #include <mutex>
+#include <system_error>
 
 #include "common/ids.h"
 #include "common/status_macros.h"
@@ -12,6 +14,9 @@
 
 namespace agentckpt {
 namespace {
+
+// Below this much free space an I/O error's message says how much is left (IoErrorDetail).
+constexpr unsigned long long kLowDiskBytes = 1 << 20;
 
 // The WAL checkpoint interval in pages (PRAGMA wal_autocheckpoint; SQLite's default is 1000).
 constexpr int kWalCheckpointPages = 4000;
@@ -26,9 +31,35 @@ void TurnOffSqliteMemoryStatistics() {
 
 }  // namespace
 
+// SQLite's text for an I/O error does not say what went wrong, and a full disk often shows up as
+// one (growing the -shm index fails with SQLITE_IOERR_SHMSIZE, without an errno). What the
+// system said, and how much room the file system has left when that is almost none, do.
+std::string SqliteStore::IoErrorDetail(int rc) const {
+  const int primary = rc & 0xff;
+  if (primary != SQLITE_IOERR && primary != SQLITE_FULL && primary != SQLITE_CANTOPEN) return "";
+  std::string detail;
+  if (const int sys_errno = sqlite3_system_errno(db_); sys_errno != 0) {
+    detail += "; " + std::error_code(sys_errno, std::generic_category()).message();
+  }
+  std::filesystem::path dir = std::filesystem::path(path_).parent_path();
+  if (dir.empty()) dir = ".";
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) == 0) {
+    const unsigned long long available =
+        static_cast<unsigned long long>(fs.f_bavail) * static_cast<unsigned long long>(fs.f_frsize);
+    if (available < kLowDiskBytes) {
+      detail += "; the file system holding it has " + std::to_string(available) +
+                " bytes available: free space on it";
+    }
+  }
+  return detail;
+}
+
 Status SqliteStore::Error(const char* what, int rc) const {
   std::string msg = std::string(what) + ": " + sqlite3_errstr(rc);
-  if (db_ != nullptr && rc != SQLITE_OK) msg += " (" + std::string(sqlite3_errmsg(db_)) + ")";
+  if (db_ != nullptr && rc != SQLITE_OK) {
+    msg += " (" + std::string(sqlite3_errmsg(db_)) + IoErrorDetail(rc) + ")";
+  }
   msg += " [" + path_ + "]";
   switch (rc & 0xff) {
     case SQLITE_CONSTRAINT:

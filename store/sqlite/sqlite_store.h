@@ -103,6 +103,9 @@ class SqliteStore final : public LeaseRecordStore {
   Status Exec(const char* sql);
   Status Prepare(const char* sql, sqlite3_stmt** out);
   Status Error(const char* what, int rc) const;
+  // For an I/O, full-disk or open error: "; " + the system's error and, when the file system has
+  // under 1 MiB available, how much; else "".
+  std::string IoErrorDetail(int rc) const;
   StatusOr<int> PruneLocked(const std::string& agent_id, int keep);
   StatusOr<AgentRecord> GetAgentLocked(const std::string& agent_id);
   Status SetLeaseLocked(const std::string& agent_id, const Lease& lease, int64_t now_ms);

@@ -190,6 +190,31 @@ TEST_F(JournalWriterTest, AFailedAppendIsNotAcknowledgedAndACheckpointRepairsThe
   EXPECT_TRUE(journal_->Await(again->journal_sequence)->durable);
 }
 
+// The checkpoint forced after a failed append fails too (the store is still down): the journal
+// asks for it again, and says it needs repair until a checkpoint covers what it recorded.
+TEST_F(JournalWriterTest, AFailedRepairIsAskedForAgainUntilACheckpointCoversTheJournal) {
+  Open(dir_.File("s.db"));
+  std::vector<std::string> forced;
+  std::vector<std::string> requested;
+  journal_->set_force_checkpoint([&](const std::string& reason) { forced.push_back(reason); });
+  journal_->set_request_checkpoint([&](const std::string& reason) { requested.push_back(reason); });
+  Activate();
+  EXPECT_FALSE(journal_->NeedsRepair());
+  store_->fail = UnavailableError("disk full");
+  auto u = Patch(1);
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(journal_->Await(u->journal_sequence).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(forced, std::vector<std::string>{"journal_unavailable"});
+  EXPECT_EQ(requested, std::vector<std::string>{"journal_unavailable"});
+  EXPECT_TRUE(journal_->NeedsRepair());
+  store_->fail = OkStatus();
+  journal_->CheckpointWritten(journal_->head().sequence);
+  EXPECT_FALSE(journal_->NeedsRepair());
+  auto again = Patch(2);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(journal_->Await(again->journal_sequence)->durable);
+}
+
 TEST_F(JournalWriterTest, ALostLeaseFencesTheWriter) {
   Open(dir_.File("s.db"));
   Activate();

@@ -1,0 +1,111 @@
+// The sidecar's SQLite store on a file system that fills up: a real tmpfs of 24 MiB mounted for
+// the test (skipped where mounting is not permitted), filled by a file written until ENOSPC.
+// Changes stop being acknowledged with a reply that says the disk is full; once space is freed
+// they are taken again without a restart, and after a SIGKILL the next sidecar restores the last
+// change that was acknowledged: the client's own record of its 2xx replies is the reference.
+#include <signal.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/sidecar/sidecar_test_env.h"
+
+namespace agentckpt::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kFull[] = "bytes available: free space on it";
+
+class SidecarDiskFullTest : public SidecarEnvTest {
+ protected:
+  void SetUp() override {
+    SidecarEnvTest::SetUp();
+    mount_point_ = dir_.File("small-disk");
+    std::filesystem::create_directories(mount_point_);
+    if (::mount("tmpfs", mount_point_.c_str(), "tmpfs", 0, "size=24m") != 0) {
+      GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno)
+                   << "): needs CAP_SYS_ADMIN";
+    }
+    mounted_ = true;
+  }
+  void TearDown() override {
+    if (mounted_) ::umount2(mount_point_.c_str(), MNT_DETACH);
+    SidecarEnvTest::TearDown();
+  }
+  // Writes a file on the small disk until the file system refuses (ENOSPC); its size.
+  uintmax_t FillTheDisk() {
+    const std::string filler = mount_point_ + "/filler";
+    std::ofstream out(filler, std::ios::binary);
+    const std::string block(64 * 1024, '\0');
+    for (int i = 0; i < 1024 && out.write(block.data(), block.size()); ++i) {
+      out.flush();
+    }
+    out.close();
+    return std::filesystem::file_size(filler);
+  }
+  json ContextWithTitle(const std::string& title) {
+    json body = json::parse(FixtureContextBody("checkpoint-16k.json"));
+    body["activeTask"]["title"] = title;
+    return body;
+  }
+
+  std::string mount_point_;
+  bool mounted_ = false;
+};
+
+TEST_F(SidecarDiskFullTest, ChangesAreRefusedWhileFullTakenAgainOnceFreedAndTheLastOneRestored) {
+  const std::map<std::string, std::string> env = {
+      {"CKPT_STORE", "sqlite://" + mount_point_ + "/store.db"}, {"CKPT_RESTORE_ON_START", "true"}};
+  auto sidecar = StartSidecar(env);
+  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", ContextWithTitle("before").dump()).status, 200);
+  ASSERT_EQ(HttpCall(port_, "POST", "/v1/checkpoints", "{}").status, 201);
+  const uintmax_t filled = FillTheDisk();
+  ASSERT_EQ(std::filesystem::space(mount_point_).available, 0u) << "filled " << filled;
+
+  // The write-ahead log was grown when the store opened, so changes go on for a while; the first
+  // refusal ends the loop (bounded: 20,000 changes).
+  HttpReply refused;
+  for (int i = 0; i < 20000 && refused.status == 0; ++i) {
+    HttpReply r = HttpCall(port_, "PUT", "/v1/context",
+                           ContextWithTitle("while full " + std::to_string(i)).dump());
+    if (r.status != 200) refused = r;
+  }
+  ASSERT_EQ(refused.status, 503) << refused.body;
+  EXPECT_NE(refused.body.find(kFull), std::string::npos) << refused.body;
+  const HttpReply checkpoint = HttpCall(port_, "POST", "/v1/checkpoints", "{}");
+  EXPECT_EQ(checkpoint.status, 503) << checkpoint.body;
+  EXPECT_NE(checkpoint.body.find(kFull), std::string::npos) << checkpoint.body;
+
+  // Space freed: the sidecar retries the checkpoint that repairs its journal (after 1, 2, 4 ...
+  // s), and changes are taken again. Bounded: 600 tries 100 ms apart.
+  std::filesystem::remove(mount_point_ + "/filler");
+  std::string acknowledged;
+  for (int i = 0; i < 600 && acknowledged.empty(); ++i) {
+    const std::string title = "after space was freed " + std::to_string(i);
+    if (HttpCall(port_, "PUT", "/v1/context", ContextWithTitle(title).dump()).status == 200) {
+      acknowledged = title;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ASSERT_FALSE(acknowledged.empty()) << "no change was taken after space was freed";
+  EXPECT_NE(sidecar->Stdout().find("journal repaired by a checkpoint"), std::string::npos);
+  EXPECT_EQ(sidecar->Signal(SIGKILL), 128 + SIGKILL);
+
+  // The next sidecar restores the last change acknowledged: the client's record of its 2xx.
+  auto restarted = StartSidecar(env);
+  const HttpReply restored = HttpCall(port_, "GET", "/v1/context");
+  ASSERT_EQ(restored.status, 200) << restored.body << restarted->Describe();
+  EXPECT_EQ(json::parse(restored.body)["activeTask"]["title"], acknowledged) << restored.body;
+  EXPECT_EQ(restarted->Signal(SIGTERM, 30000), 0) << restarted->Describe();
+}
+
+}  // namespace
+}  // namespace agentckpt::testing
