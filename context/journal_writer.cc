@@ -207,6 +207,11 @@ bool JournalWriter::NeedsRepair() const {
   return NeedsRepairLocked();
 }
 
+Status JournalWriter::RepairReason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return NeedsRepairLocked() ? broken_ : OkStatus();
+}
+
 void JournalWriter::WakeWaitersLocked(bool everyone) {
   cv_.notify_all();  // the async flusher and Close
   if (everyone) {

@@ -129,6 +129,8 @@ class JournalWriter {
   // closed it: a checkpoint covering every recorded entry repairs it (CheckpointWritten). The
   // sidecar retries that checkpoint with a backoff while this holds.
   bool NeedsRepair() const;
+  // OK, or while NeedsRepair() the kUnavailable "journal unavailable: ..." that refuses changes.
+  Status RepairReason() const;
 
   // Whether this sidecar's context is the agent's: kUnavailable "standby: ..." before Activate,
   // kFailedPrecondition "lease lost: ..." after Fence; OK otherwise (a broken journal included:

@@ -26,10 +26,15 @@ json Sidecar::Readiness() {
   Status gate = writer_->WriteGate();
   json lease = lease_->Describe();
   bool writing = gate.ok() && lease.value("state", "") == "held";
-  json out = {{"ready", store.ok() && nats && writing},
+  // A failed append refuses changes until a checkpoint repairs the journal (a full disk): the
+  // store may still answer a ping meanwhile.
+  Status journal = journal_->RepairReason();
+  json out = {{"ready", store.ok() && nats && writing && journal.ok()},
               {"store", store.ok() ? "ok" : store.ToString()},
+              {"journal", journal.ok() ? "ok" : journal.message()},
               {"nats", nats ? "connected" : "disconnected"},
               {"lease", lease}};
+  if (writing && !journal.ok()) out["reason"] = journal.message();
   if (!writing) {
     std::string state = lease.value("state", "");
     std::string detail = lease.value("detail", "");

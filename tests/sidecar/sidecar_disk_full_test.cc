@@ -83,6 +83,19 @@ TEST_F(SidecarDiskFullTest, ChangesAreRefusedWhileFullTakenAgainOnceFreedAndTheL
   EXPECT_EQ(checkpoint.status, 503) << checkpoint.body;
   EXPECT_NE(checkpoint.body.find(kFull), std::string::npos) << checkpoint.body;
 
+  // The store still answers a ping; readiness says the journal refuses changes.
+  HttpReply ready;
+  for (int i = 0; i < 100 && ready.status != 503; ++i) {
+    ready = HttpCall(port_, "GET", "/readyz");
+    if (ready.status != 503) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(ready.status, 503) << ready.body;
+  const json readiness = json::parse(ready.body);
+  EXPECT_EQ(readiness["store"], "ok") << ready.body;
+  EXPECT_NE(readiness["journal"].get<std::string>().find(kFull), std::string::npos) << ready.body;
+  EXPECT_NE(readiness.value("reason", "").find("journal unavailable"), std::string::npos)
+      << ready.body;
+
   // Space freed: the sidecar retries the checkpoint that repairs its journal (after 1, 2, 4 ...
   // s), and changes are taken again. Bounded: 600 tries 100 ms apart.
   std::filesystem::remove(mount_point_ + "/filler");
@@ -97,6 +110,11 @@ TEST_F(SidecarDiskFullTest, ChangesAreRefusedWhileFullTakenAgainOnceFreedAndTheL
   }
   ASSERT_FALSE(acknowledged.empty()) << "no change was taken after space was freed";
   EXPECT_NE(sidecar->Stdout().find("journal repaired by a checkpoint"), std::string::npos);
+  for (int i = 0; i < 100 && ready.status != 200; ++i) {
+    ready = HttpCall(port_, "GET", "/readyz");
+    if (ready.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(ready.status, 200) << ready.body;
   EXPECT_EQ(sidecar->Signal(SIGKILL), 128 + SIGKILL);
 
   // The next sidecar restores the last change acknowledged: the client's record of its 2xx.
