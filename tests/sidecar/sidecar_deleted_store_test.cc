@@ -20,16 +20,6 @@ constexpr char kDeleted[] = "was deleted or moved while open";
 
 class SidecarDeletedStoreTest : public SidecarEnvTest {
  protected:
-  // Polls /readyz (bounded: 200 polls 50 ms apart) until it answers `status`; the last reply.
-  HttpReply WaitReadyz(int status) {
-    HttpReply r;
-    for (int i = 0; i < 200; ++i) {
-      r = HttpCall(port_, "GET", "/readyz");
-      if (r.status == status) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return r;
-  }
   // Starts the sidecar, waits until it is ready, sets the 16k context and writes a checkpoint.
   std::unique_ptr<SidecarProcess> StartWithACheckpoint() {
     auto sidecar = StartSidecar();

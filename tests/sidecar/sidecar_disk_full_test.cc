@@ -84,11 +84,7 @@ TEST_F(SidecarDiskFullTest, ChangesAreRefusedWhileFullTakenAgainOnceFreedAndTheL
   EXPECT_NE(checkpoint.body.find(kFull), std::string::npos) << checkpoint.body;
 
   // The store still answers a ping; readiness says the journal refuses changes.
-  HttpReply ready;
-  for (int i = 0; i < 100 && ready.status != 503; ++i) {
-    ready = HttpCall(port_, "GET", "/readyz");
-    if (ready.status != 503) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const HttpReply ready = WaitReadyz(503);
   ASSERT_EQ(ready.status, 503) << ready.body;
   const json readiness = json::parse(ready.body);
   EXPECT_EQ(readiness["store"], "ok") << ready.body;
@@ -99,30 +95,12 @@ TEST_F(SidecarDiskFullTest, ChangesAreRefusedWhileFullTakenAgainOnceFreedAndTheL
   // Space freed: the sidecar retries the checkpoint that repairs its journal (after 1, 2, 4 ...
   // s), and changes are taken again. Bounded: 600 tries 100 ms apart.
   std::filesystem::remove(mount_point_ + "/filler");
-  std::string acknowledged;
-  for (int i = 0; i < 600 && acknowledged.empty(); ++i) {
-    const std::string title = "after space was freed " + std::to_string(i);
-    if (HttpCall(port_, "PUT", "/v1/context", ContextWithTitle(title).dump()).status == 200) {
-      acknowledged = title;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
+  const std::string acknowledged = PutUntilAcknowledged("after space was freed ");
   ASSERT_FALSE(acknowledged.empty()) << "no change was taken after space was freed";
   EXPECT_NE(sidecar->Stdout().find("journal repaired by a checkpoint"), std::string::npos);
-  for (int i = 0; i < 100 && ready.status != 200; ++i) {
-    ready = HttpCall(port_, "GET", "/readyz");
-    if (ready.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_EQ(ready.status, 200) << ready.body;
-  EXPECT_EQ(sidecar->Signal(SIGKILL), 128 + SIGKILL);
-
+  EXPECT_EQ(WaitReadyz(200).status, 200);
   // The next sidecar restores the last change acknowledged: the client's record of its 2xx.
-  auto restarted = StartSidecar(env);
-  const HttpReply restored = HttpCall(port_, "GET", "/v1/context");
-  ASSERT_EQ(restored.status, 200) << restored.body << restarted->Describe();
-  EXPECT_EQ(json::parse(restored.body)["activeTask"]["title"], acknowledged) << restored.body;
-  EXPECT_EQ(restarted->Signal(SIGTERM, 30000), 0) << restarted->Describe();
+  ExpectRestartRestoresTitle(sidecar.get(), env, acknowledged);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // A store that stalls (the Firestore emulator delaying every request by 40 s) never blocks the
 // probes, and SIGTERM still ends within CKPT_SHUTDOWN_BUDGET_S with a clear log of what was not
-// saved. The test does not wait the 40 s out: the sidecar is stopped during the stall.
+// saved. The test does not wait the 40 s out: the sidecar is stopped during the stall. A store
+// that refuses writes for a while is repaired from by itself once it takes them again.
 #include <signal.h>
 
 #include <algorithm>
@@ -83,6 +84,32 @@ TEST_F(SidecarStalledStoreTest, ProbesAnswerAndShutdownSaysWhatWasNotSaved) {
   EXPECT_EQ(log.find("shutdown exceeded its budget"), std::string::npos) << log;
 #endif
   stalled_write.join();
+}
+
+// A store that refuses writes for a while (here every Firestore request answered 403, as when a
+// role is removed and given back): the journal append fails, changes are refused, and once the
+// store takes writes again the sidecar repairs its journal by itself within seconds (not at the
+// next periodic checkpoint, an hour away here). The last acknowledged change survives SIGKILL.
+TEST_F(SidecarStalledStoreTest, ChangesAreTakenAgainSoonAfterTheStoreRecovers) {
+  const std::map<std::string, std::string> env = {
+      {"CKPT_STORE", "firestore://projects/outage/databases/(default)"},
+      {"FIRESTORE_EMULATOR_HOST", emulator_.host_port()},
+      {"CKPT_RESTORE_ON_START", "true"}};
+  auto sidecar = StartSidecar(env);
+  json context = json::parse(FixtureContextBody("checkpoint-16k.json"));
+  context["activeTask"]["title"] = "before the outage";
+  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/context", context.dump()).status, 200);
+  ASSERT_TRUE(emulator_.SetFaults({{"errorRate", 1.0}, {"errorStatus", 403}}).ok());
+  context["activeTask"]["title"] = "during the outage";
+  const HttpReply refused = HttpCall(port_, "PUT", "/v1/context", context.dump());
+  EXPECT_EQ(refused.status, 503) << refused.body;
+  EXPECT_NE(refused.body.find("journal unavailable"), std::string::npos) << refused.body;
+  ASSERT_TRUE(emulator_.SetFaults(json::object()).ok());
+
+  // The repair is retried after 1, 2, 4 ... s; PutUntilAcknowledged tries for up to 60 s.
+  const std::string acknowledged = PutUntilAcknowledged("after the outage ");
+  ASSERT_FALSE(acknowledged.empty()) << "no change was taken after the store recovered";
+  ExpectRestartRestoresTitle(sidecar.get(), env, acknowledged);
 }
 
 }  // namespace

@@ -1,5 +1,10 @@
 #include "tests/sidecar/sidecar_test_env.h"
 
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
 #include "nats/nats_connect.h"
 #include "nats/nats_handles.h"
 #include "nats/subjects.h"
@@ -63,6 +68,38 @@ std::unique_ptr<SidecarProcess> SidecarEnvTest::StartSidecar(
   bool healthy = p->WaitHealthy(port_);
   EXPECT_TRUE(healthy) << p->Describe();
   return p;
+}
+
+HttpReply SidecarEnvTest::WaitReadyz(int status) {
+  HttpReply r;
+  for (int i = 0; i < 200; ++i) {
+    r = HttpCall(port_, "GET", "/readyz");
+    if (r.status == status) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return r;
+}
+
+std::string SidecarEnvTest::PutUntilAcknowledged(const std::string& prefix) {
+  nlohmann::json context = nlohmann::json::parse(FixtureContextBody("checkpoint-16k.json"));
+  for (int i = 0; i < 600; ++i) {
+    const std::string title = prefix + std::to_string(i);
+    context["activeTask"]["title"] = title;
+    if (HttpCall(port_, "PUT", "/v1/context", context.dump()).status == 200) return title;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return "";
+}
+
+void SidecarEnvTest::ExpectRestartRestoresTitle(SidecarProcess* running,
+                                                const std::map<std::string, std::string>& overrides,
+                                                const std::string& title) {
+  EXPECT_EQ(running->Signal(SIGKILL), 128 + SIGKILL);
+  auto restarted = StartSidecar(overrides);
+  const HttpReply restored = HttpCall(port_, "GET", "/v1/context");
+  ASSERT_EQ(restored.status, 200) << restored.body << restarted->Describe();
+  EXPECT_EQ(nlohmann::json::parse(restored.body)["activeTask"]["title"], title) << restored.body;
+  EXPECT_EQ(restarted->Signal(SIGTERM, 30000), 0) << restarted->Describe();
 }
 
 std::unique_ptr<CheckpointStore> SidecarEnvTest::OpenTestStore() const {

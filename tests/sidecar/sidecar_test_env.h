@@ -33,6 +33,16 @@ class SidecarEnvTest : public ::testing::Test {
   // Starts the sidecar and waits until /healthz answers (fails the test otherwise).
   std::unique_ptr<SidecarProcess> StartSidecar(
       const std::map<std::string, std::string>& overrides = {});
+  // Polls GET /readyz (bounded: 200 polls 50 ms apart) until it answers `status`; the last reply.
+  HttpReply WaitReadyz(int status);
+  // PUTs the checkpoint-16k context with the title `prefix` + N, N = 0, 1, ..., 100 ms apart,
+  // until one is answered 200 (bounded: 600 tries); that title, or "" if none was.
+  std::string PutUntilAcknowledged(const std::string& prefix);
+  // SIGKILLs `running`, starts the sidecar again with `overrides` and EXPECTs its context's
+  // activeTask.title to be `title`; then stops it with SIGTERM.
+  void ExpectRestartRestoresTitle(SidecarProcess* running,
+                                  const std::map<std::string, std::string>& overrides,
+                                  const std::string& title);
   // Opens the store file (a second connection beside the sidecar's).
   std::unique_ptr<CheckpointStore> OpenTestStore() const;
   // The agent's checkpoints, newest first.
