@@ -38,6 +38,7 @@ struct LiveFigures {
   int64_t journal_entries_since_checkpoint = 0;  // journal tail after the newest checkpoint
   int64_t journal_bytes_since_checkpoint = 0;
   int64_t journal_undurable_entries = 0;  // recorded but not yet in the store
+  bool journal_refusing_changes = false;  // a failed append, until a checkpoint repairs it
 };
 
 class Metrics {

@@ -86,6 +86,10 @@ void Metrics::RenderActivity(const std::optional<LiveFigures>& live, std::string
     Gauge("agentckpt_journal_undurable_entries",
           "Journal entries recorded but not yet in the store (async durability).",
           static_cast<double>(live->journal_undurable_entries), out);
+    Gauge("agentckpt_journal_refusing_changes",
+          "1 while a failed journal append makes the sidecar refuse changes until a checkpoint "
+          "repairs the journal (retried after 1, 2, 4 ... up to 30 s), else 0.",
+          live->journal_refusing_changes ? 1.0 : 0.0, out);
   }
   AppendMetricHeader("agentckpt_http_request_duration_seconds", "histogram",
                      "Time from routing an HTTP request to its response, by method and route.",

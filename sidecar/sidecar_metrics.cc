@@ -12,6 +12,7 @@ LiveFigures LiveFiguresOf(const ContextState& context, const JournalWriter& jour
   f.journal_entries_since_checkpoint = lag.entries_since_checkpoint;
   f.journal_bytes_since_checkpoint = lag.bytes_since_checkpoint;
   f.journal_undurable_entries = lag.undurable_entries;
+  f.journal_refusing_changes = journal.NeedsRepair();
   return f;
 }
 

@@ -182,6 +182,7 @@ TEST(SidecarMetricsTest, NewFamiliesCarryTheirSamples) {
   live.journal_entries_since_checkpoint = 5;
   live.journal_bytes_since_checkpoint = 600;
   live.journal_undurable_entries = 1;
+  live.journal_refusing_changes = true;
   m.SetLiveSource([live] { return live; });
   m.SetLedgerOutcomeUnknown(9);  // the live count wins
   std::string text = Busy(&m).Render();
@@ -203,6 +204,7 @@ TEST(SidecarMetricsTest, NewFamiliesCarryTheirSamples) {
   EXPECT_TRUE(Has(text, "agentckpt_journal_entries_since_checkpoint 5"));
   EXPECT_TRUE(Has(text, "agentckpt_journal_bytes_since_checkpoint 600"));
   EXPECT_TRUE(Has(text, "agentckpt_journal_undurable_entries 1"));
+  EXPECT_TRUE(Has(text, "agentckpt_journal_refusing_changes 1"));
   EXPECT_TRUE(Has(text,
                   "agentckpt_http_request_duration_seconds_bucket{method=\"GET\",route=\"/v1/"
                   "context\",le=\"0.0005\"} 1"));

@@ -91,6 +91,8 @@ TEST_F(SidecarDiskFullTest, ChangesAreRefusedWhileFullTakenAgainOnceFreedAndTheL
   EXPECT_NE(readiness["journal"].get<std::string>().find(kFull), std::string::npos) << ready.body;
   EXPECT_NE(readiness.value("reason", "").find("journal unavailable"), std::string::npos)
       << ready.body;
+  EXPECT_NE(HttpCall(port_, "GET", "/metrics").body.find("agentckpt_journal_refusing_changes 1"),
+            std::string::npos);
 
   // Space freed: the sidecar retries the checkpoint that repairs its journal (after 1, 2, 4 ...
   // s), and changes are taken again. Bounded: 600 tries 100 ms apart.
@@ -99,6 +101,8 @@ TEST_F(SidecarDiskFullTest, ChangesAreRefusedWhileFullTakenAgainOnceFreedAndTheL
   ASSERT_FALSE(acknowledged.empty()) << "no change was taken after space was freed";
   EXPECT_NE(sidecar->Stdout().find("journal repaired by a checkpoint"), std::string::npos);
   EXPECT_EQ(WaitReadyz(200).status, 200);
+  EXPECT_NE(HttpCall(port_, "GET", "/metrics").body.find("agentckpt_journal_refusing_changes 0"),
+            std::string::npos);
   // The next sidecar restores the last change acknowledged: the client's record of its 2xx.
   ExpectRestartRestoresTitle(sidecar.get(), env, acknowledged);
 }
