@@ -315,6 +315,9 @@ export interface Lease {
 export interface Readiness {
   ready: boolean;
   store: string;
+  /** "ok", or the "journal unavailable: ..." error while changes are refused until a checkpoint
+   * repairs the journal (a full volume, a store refusing writes). */
+  journal?: string;
   nats: "connected" | "disconnected";
   lease?: Lease;
   reason?: string;
