@@ -233,6 +233,38 @@ Status NatsLink::Flush(int timeout_ms) {
   return OkStatus();
 }
 
+std::string NatsLink::ConnectionId() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_ || nc_ == nullptr) return "";
+  char server[128] = {0};
+  uint64_t cid = 0;
+  if (natsConnection_GetConnectedServerId(nc_, server, sizeof(server)) != NATS_OK ||
+      natsConnection_GetClientID(nc_, &cid) != NATS_OK || server[0] == '\0') {
+    return "";
+  }
+  return std::string(server) + "/" + std::to_string(cid);
+}
+
+Status NatsLink::FlushWithoutBlockingPublishes(int timeout_ms, std::string* connection_id) {
+  natsConnection* nc = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return UnavailableError("nats connection closed");
+    nc = nc_;
+    ++flushes_without_lock_;  // Close() waits for it before it frees the connection
+  }
+  natsStatus s = natsConnection_FlushTimeout(nc, timeout_ms);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --flushes_without_lock_;
+  }
+  flushes_done_cv_.notify_all();
+  if (connection_id != nullptr) *connection_id = ConnectionId();
+  if (s == NATS_TIMEOUT) return DeadlineExceededError("nats flush timed out");
+  if (s != NATS_OK) return UnavailableError(std::string("nats flush: ") + natsStatus_GetText(s));
+  return OkStatus();
+}
+
 int NatsLink::BufferedBytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return closed_ ? 0 : natsConnection_Buffered(nc_);
@@ -269,6 +301,11 @@ void NatsLink::Close() {
   {
     std::unique_lock<std::mutex> lock(closed_mu_);
     closed_cv_.wait_for(lock, std::chrono::seconds(2), [this] { return connection_closed_; });
+  }
+  {
+    // natsConnection_Close woke any flush still waiting; it must be out before the free.
+    std::unique_lock<std::mutex> lock(mu_);
+    flushes_done_cv_.wait(lock, [this] { return flushes_without_lock_ == 0; });
   }
   natsConnection_Destroy(nc);
   metrics_->SetNatsConnected(false);

@@ -87,6 +87,17 @@ class NatsLink {
   // kUnavailable/kDeadlineExceeded otherwise.
   Status Flush(int timeout_ms);
 
+  // Which server connection the link is on: the server's id and the client id it gave this
+  // connection ("" while never connected). A restarted server has a new id, so two different
+  // connections never share one. Thread-safe.
+  std::string ConnectionId() const;
+
+  // Like Flush, but without holding the link's lock while it waits, so publishes on other
+  // threads go on meanwhile (for a background confirmer). `connection_id` is the ConnectionId()
+  // read after the server's answer: a flush that succeeded across a reconnect confirms only what
+  // was sent on the new connection. kUnavailable/kDeadlineExceeded as Flush.
+  Status FlushWithoutBlockingPublishes(int timeout_ms, std::string* connection_id);
+
   // Bytes of published data not yet sent to the server.
   int BufferedBytes() const;
 
@@ -112,6 +123,8 @@ class NatsLink {
   int request_timeout_ms_;
   mutable std::mutex mu_;
   bool closed_ = false;
+  int flushes_without_lock_ = 0;  // in FlushWithoutBlockingPublishes (under mu_)
+  std::condition_variable flushes_done_cv_;
   std::atomic<bool> closing_{false};  // set first in Close(): the disconnect is expected
   std::mutex closed_mu_;
   std::condition_variable closed_cv_;

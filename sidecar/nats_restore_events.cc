@@ -8,14 +8,15 @@
 namespace agentckpt {
 
 NatsRestoreEvents::NatsRestoreEvents(NatsLink* link, Env* env, const Redactor* redactor)
-    : link_(link), env_(env), redactor_(redactor) {}
+    : link_(link), confirmed_(link), env_(env), redactor_(redactor) {}
 
 void NatsRestoreEvents::Publish(const std::string& event, const std::string& subject,
-                                nlohmann::json payload) {
+                                nlohmann::json payload, bool confirm) {
   // E.g. a skipped checkpoint's reason, a replay or workspace error, or a failure's reason.
   if (redactor_ != nullptr) redactor_->RedactJson(&payload);
-  Status s = link_->Publish(event, subject,
-                            payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const std::string data = payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  Status s =
+      confirm ? confirmed_.Publish(event, subject, data) : link_->Publish(event, subject, data);
   if (!s.ok()) LogWarn("event dropped", {{"event", event}, {"reason", s.ToString()}});
 }
 
@@ -28,7 +29,7 @@ void NatsRestoreEvents::PublishStatus(const std::string& agent_id, const std::st
 
 void NatsRestoreEvents::PublishRestored(const std::string& agent_id, const RestoreResult& result) {
   Publish("checkpoint.restored", subjects::CheckpointRestored(agent_id),
-          RestoredEventPayload(result));
+          RestoredEventPayload(result), /*confirm=*/true);
 }
 
 void NatsRestoreEvents::PublishFailed(const std::string& agent_id, const Status& status) {
