@@ -240,6 +240,15 @@ StatusOr<JournalAck> JournalWriter::Await(int64_t sequence) {
   return ack;
 }
 
+Status JournalWriter::AwaitRecorded() {
+  int64_t head = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    head = head_.sequence;
+  }
+  return AwaitDurable(head).status();
+}
+
 StatusOr<JournalAck> JournalWriter::AwaitDurable(int64_t sequence) {
   std::unique_lock<std::mutex> lock(mu_);
   if (options_.durability == Durability::kMemory) return JournalAck{sequence, false};

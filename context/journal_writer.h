@@ -95,6 +95,12 @@ class JournalWriter {
   // memory only until a checkpoint covers it).
   StatusOr<JournalAck> Await(int64_t sequence);
 
+  // Waits (sync mode) until every entry recorded so far is durable, like Await on the head. For
+  // a read that must show only what a SIGKILL would keep: read the state, then call this (the
+  // head it waits for is at least what the read included). OK at once in async and memory
+  // modes. Errors as Await.
+  Status AwaitRecorded();
+
   // Called after a checkpoint including journal sequence `sequence` is durable: entries up to it
   // need not be appended any more, the tail restarts after it and a broken journal is repaired
   // when the checkpoint covers every recorded entry.

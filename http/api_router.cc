@@ -152,7 +152,15 @@ ApiResponse ApiRouter::Route(const ApiRequest& req) {
           return MutationError(serving);
         }
       }
-      return JsonResponse(200, deps_.context->ToJson());
+      // Only what is durable is shown: a change still being appended is waited for, so a reader
+      // never acts on a state that a SIGKILL would take back.
+      json shown = deps_.context->ToJson();
+      if (deps_.journal != nullptr) {
+        if (Status durable = deps_.journal->AwaitRecorded(); !durable.ok()) {
+          return MutationError(durable);
+        }
+      }
+      return JsonResponse(200, shown);
     }
     if (m == "PUT" || m == "PATCH") {
       auto body = ParseRequestBody(req.body);

@@ -241,6 +241,11 @@ ApiResponse ApiRouter::ListToolCalls(const ApiRequest& req) {
       calls.push_back(LedgerCallToJsonValue(c));
     }
   }
+  // As GET /v1/context: only what is durable is shown.
+  if (deps_.journal != nullptr) {
+    if (Status durable = deps_.journal->AwaitRecorded(); !durable.ok())
+      return MutationError(durable);
+  }
   return Json(200, {{"calls", std::move(calls)}});
 }
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
+#include <future>
 #include <thread>
 
 #include "context/checkpoint_writer.h"
@@ -188,6 +189,42 @@ TEST_F(JournalWriterTest, AFailedAppendIsNotAcknowledgedAndACheckpointRepairsThe
   auto again = Patch(4);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_TRUE(journal_->Await(again->journal_sequence)->durable);
+}
+
+// A reader (GET /v1/context) that sees a change still being appended waits until it is durable,
+// and gets the append's error if it fails: it never acts on a state a SIGKILL would take back.
+// The stored journal, read as a restart would, is the reference.
+TEST_F(JournalWriterTest, AReaderOfTheContextWaitsUntilWhatItSawIsDurable) {
+  Open(dir_.File("s.db"));
+  Activate();
+  store_->Hold();
+  auto u = Patch(7);
+  ASSERT_TRUE(u.ok());
+  std::thread writer([&] { EXPECT_TRUE(journal_->Await(u->journal_sequence).ok()); });
+  store_->WaitInAppend();  // the change is visible, its append in progress
+  auto reader = std::async(std::launch::async, [&] {
+    json shown = context_.ToJson();
+    Status durable = journal_->AwaitRecorded();
+    return std::make_pair(shown, durable);
+  });
+  // Not a speed bound: while the append is held, the reader cannot have returned.
+  EXPECT_EQ(reader.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  EXPECT_NE(Restored()["contextSummary"]["completedSteps"], 7);  // not in the store yet
+  store_->Release();
+  auto [shown, durable] = reader.get();
+  writer.join();
+  ASSERT_TRUE(durable.ok()) << durable.ToString();
+  EXPECT_EQ(shown["contextSummary"]["completedSteps"], 7);
+  EXPECT_EQ(Restored()["contextSummary"]["completedSteps"], 7);
+
+  // A failed append: the reader that saw the change gets the error, not the state.
+  store_->fail = UnavailableError("disk full");
+  auto lost = Patch(8);
+  ASSERT_TRUE(lost.ok());
+  EXPECT_EQ(context_.ToJson()["contextSummary"]["completedSteps"], 8);
+  Status after_failure = journal_->AwaitRecorded();
+  EXPECT_EQ(after_failure.code(), StatusCode::kUnavailable) << after_failure.ToString();
+  EXPECT_EQ(Restored()["contextSummary"]["completedSteps"], 7);
 }
 
 // The checkpoint forced after a failed append fails too (the store is still down): the journal
