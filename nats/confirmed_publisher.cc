@@ -49,13 +49,11 @@ void ConfirmedPublisher::Loop() {
     if (stopping_) break;
     // Events written on another connection than the current one may have died with it: again.
     const std::string current = link_->ConnectionId();
-    std::vector<Pending*> again;
-    for (Pending& p : pending_) {
-      if (p.connection != current) again.push_back(&p);
+    std::vector<Pending> copies;
+    for (const Pending& p : pending_) {
+      if (p.connection != current) copies.push_back(p);
     }
     const uint64_t last = pending_.back().id;
-    std::vector<Pending> copies;
-    for (Pending* p : again) copies.push_back(*p);
     lock.unlock();
     std::vector<uint64_t> republished;
     if (!current.empty()) {
